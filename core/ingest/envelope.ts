@@ -68,9 +68,9 @@ export interface Refusal {
   /** Where in the payload the fault is, when it is at one place. */
   readonly path?: string;
   /**
-   * A bad_envelope's or unsafe_json's `source.seq`, when it reads (a positive safe integer) and its
-   * source names the topic's module and stream: the Ingestor sequences the refusal so that it
-   * consumes the seq.
+   * A bad_envelope's or unsafe_json's `source.seq`, when it reads (a positive safe integer), its
+   * source names the topic's module and stream, and the text gives no other seq, module or stream
+   * for it (`sourceAgrees`): the Ingestor sequences the refusal so that it consumes the seq.
    */
   readonly seq?: number;
 }
@@ -216,9 +216,9 @@ export function parseJsonSafely(payload: Uint8Array): SafeJson {
   return r.ok ? { ok: true, value: r.value } : refusalOnly(r);
 }
 
-/** The refusal without the value parseJsonChecked keeps beside an unsafe_json one. */
-function refusalOnly(r: Refusal & { value?: unknown }): Refusal {
-  const { value: _value, ...refusal } = r;
+/** The refusal without the value (and text) parseJsonChecked keeps beside an unsafe_json one. */
+function refusalOnly(r: Refusal & { value?: unknown; text?: string }): Refusal {
+  const { value: _value, text: _text, ...refusal } = r;
   return refusal;
 }
 
@@ -229,7 +229,7 @@ function refusalOnly(r: Refusal & { value?: unknown }): Refusal {
 /** A parse of parseJsonChecked: the value, its text, and whether the escape-free fast path read it. */
 type CheckedJson = { ok: true; value: unknown; text: string; fast: boolean };
 
-function parseJsonChecked(payload: Uint8Array): CheckedJson | Refusal | (Refusal & { value: unknown }) {
+function parseJsonChecked(payload: Uint8Array): CheckedJson | Refusal | (Refusal & { value: unknown; text: string }) {
   let text: string;
   try {
     text = UTF8_STRICT.decode(payload);
@@ -241,7 +241,7 @@ function parseJsonChecked(payload: Uint8Array): CheckedJson | Refusal | (Refusal
     // property), so that a seq that reads sequences the refusal as an unsafe_json one is (parseEnvelope).
     const refusal = refuse('bad_json', `payload is not JSON: nesting deeper than ${JSON_DEPTH_MAX} levels`);
     try {
-      return { ...refusal, value: JSON.parse(text) as unknown };
+      return { ...refusal, value: JSON.parse(text) as unknown, text };
     } catch {
       return refusal;
     }
@@ -277,7 +277,7 @@ function parseJsonChecked(payload: Uint8Array): CheckedJson | Refusal | (Refusal
     const why = e instanceof RangeError ? 'nesting too deep' : (e as Error).message;
     return refuse('bad_json', `payload is not JSON: ${why}`);
   }
-  if (problem) return { ...refuse('unsafe_json', problem.why, pathOf(parentOf, problem.holder, problem.key)), value };
+  if (problem) return { ...refuse('unsafe_json', problem.why, pathOf(parentOf, problem.holder, problem.key)), value, text };
   return { ok: true, value, text, fast: false };
 }
 
@@ -391,14 +391,14 @@ export function parseEnvelope(
   if (!parsed.ok) {
     // Sequenced as a bad_envelope is (below), when its seq reads: a lone surrogate in a value, a
     // value nested too deep.
-    const seq = 'value' in parsed ? readableSeq(parsed.value, parts) : undefined;
+    const seq = 'value' in parsed ? readableSeq(parsed.value, parts, parsed.text) : undefined;
     return seq === undefined ? refusalOnly(parsed) : { ...refusalOnly(parsed), seq };
   }
   const checked = checkEnvelope(parsed.value);
   if (!checked.ok) {
     // A module's next events wait for this seq, and its resend is refused the same way: without
     // the seq the stream stood still until the gap was given up (5 min), a letter per resync.
-    const seq = readableSeq(parsed.value, parts);
+    const seq = readableSeq(parsed.value, parts, parsed.text, parsed.fast);
     return seq === undefined ? checked : { ...checked, seq };
   }
   const { source } = checked.envelope;
@@ -410,24 +410,137 @@ export function parseEnvelope(
   }
   // 7. No key given twice: JSON.parse kept the last value and said nothing ({"qty":1,"qty":5}
   // wrote 5). In a row image it is a contract_violation (no record of the contract), elsewhere a
-  // bad_envelope; sequenced by its seq, unless the seq's own source fields are the ones repeated.
+  // bad_envelope; sequenced by its seq when the text gives no other (sourceAgrees: `source.seq`,
+  // `source`, `.module` or `.stream` may be the key repeated, or repeated too after the one named).
   const twice = repeatedKey(parsed);
   if (twice !== undefined) {
     const reason = /^(after|before)[.[]/.test(twice) ? 'contract_violation' : 'bad_envelope';
     const r = refuse(reason, `${twice}: given twice; expected each key once (JSON would keep only the last)`, twice);
-    return SEQ_KEYS.has(twice) ? r : { ...r, seq: source.seq };
+    return sourceAgrees(parsed.text, source.seq, parts) ? { ...r, seq: source.seq } : r;
   }
   return checked;
 }
 
-/** The keys a refusal's seq is read from: given twice, the seq is not to be trusted. */
-const SEQ_KEYS: ReadonlySet<string> = new Set(['source', 'source.seq', 'source.module', 'source.stream']);
-
-/** `source.seq` of a value checkEnvelope refused, when it reads and the source names the topic's module and stream. */
-function readableSeq(v: unknown, parts: TopicParts): number | undefined {
+/**
+ * `source.seq` of a value checkEnvelope refused, when it reads, the source names the topic's module
+ * and stream, and the text gives no other seq or source (`sourceAgrees`).
+ */
+function readableSeq(v: unknown, parts: TopicParts, text: string, escapeFree = false): number | undefined {
   if (!isObject(v) || !isObject(v.source)) return undefined;
   const { module, stream, seq } = v.source;
-  return module === parts.module && stream === parts.stream && isNonNegInt(seq) && seq > 0 ? seq : undefined;
+  if (!(module === parts.module && stream === parts.stream && isNonNegInt(seq) && seq > 0)) return undefined;
+  return (escapeFree && sourceKeysOnce(text)) || sourceAgrees(text, seq, parts) ? seq : undefined;
+}
+
+/**
+ * Whether an escape-free text (the fast path's: no `\u`, so a key is spelled only as itself) names
+ * `source`, `seq`, `module` and `stream` at most once each (as keys or strings): then none of them
+ * was given twice, and the parsed value's are the only ones. Spares sourceAgrees' scan (a few µs)
+ * on the common refusal (a field missing or mistyped); any other text is scanned.
+ */
+function sourceKeysOnce(text: string): boolean {
+  let seen = 0;
+  SOURCE_NAMES.lastIndex = 0;
+  for (let m = SOURCE_NAMES.exec(text); m !== null; m = SOURCE_NAMES.exec(text)) {
+    // Told apart by the fourth character: "se[q]", "so[u]rce", "mo[d]ule", "st[r]eam".
+    const c = m[0].charCodeAt(3);
+    const bit = c === 0x71 ? 1 : c === 0x75 ? 2 : c === 0x64 ? 4 : 8;
+    if ((seen & bit) !== 0) return false;
+    seen |= bit;
+  }
+  return true;
+}
+
+const SOURCE_NAMES = /"(?:seq|source|module|stream)"/g;
+
+const JSON_SPACE = (c: number) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+
+/**
+ * Whether every `source` object of the envelope `text` (valid JSON) gives `source.seq` = `seq` (at
+ * least once; each time it gives it), and every `source.module`/`source.stream` it gives is the
+ * topic's. JSON.parse keeps the last of a key given twice, so a refusal's seq read from the parsed
+ * value may be one of two: a seq that is another event's consumes it (that event is then dropped
+ * as a duplicate), so the refusal is sequenced only when the text gives this one seq (`"seq":7,
+ * "seq":7` does; `"seq":7,"seq":8` does not, and waits out the gap as an unsequenced refusal).
+ * Runs on refused events only (one pass over the text, strings skipped).
+ */
+function sourceAgrees(text: string, seq: number, parts: TopicParts): boolean {
+  const kinds: boolean[] = []; // per open bracket: an object (true) or an array
+  let expectKey = false;
+  let inSource = false; // inside a top-level `source` object (kinds.length === 2 at its own level)
+  let sourceSeq = false;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const j = closingQuote(text, i);
+      if (j < 0) return false;
+      if (!expectKey) {
+        i = j + 1;
+        continue;
+      }
+      expectKey = false;
+      let key = text.slice(i + 1, j);
+      if (key.includes('\\')) key = JSON.parse(text.slice(i, j + 1)) as string;
+      let v = j + 1;
+      while (v < n && JSON_SPACE(text.charCodeAt(v))) v++;
+      v++; // the colon
+      while (v < n && JSON_SPACE(text.charCodeAt(v))) v++;
+      const depth = kinds.length;
+      if (depth === 1 && key === 'source') {
+        if (text.charCodeAt(v) !== 0x7b) return false; // a source that is no object gives no seq
+        kinds.push(true);
+        inSource = true;
+        sourceSeq = false;
+        expectKey = true;
+        i = v + 1;
+        continue;
+      }
+      if (depth === 2 && inSource && (key === 'seq' || key === 'module' || key === 'stream')) {
+        const first = text.charCodeAt(v);
+        if (first === 0x7b || first === 0x5b) return false;
+        let end = v;
+        if (first === 0x22) end = closingQuote(text, v) + 1;
+        else while (end < n && !JSON_SPACE(text.charCodeAt(end)) && !',}]'.includes(text[end]!)) end++;
+        if (end <= v) return false;
+        const value = JSON.parse(text.slice(v, end)) as unknown;
+        if (key === 'seq') {
+          if (value !== seq) return false;
+          sourceSeq = true;
+        } else if (value !== (key === 'module' ? parts.module : parts.stream)) return false;
+        i = end;
+        continue;
+      }
+      i = v;
+      continue;
+    }
+    if (c === 0x7b) {
+      kinds.push(true);
+      expectKey = true;
+    } else if (c === 0x5b) kinds.push(false);
+    else if (c === 0x7d || c === 0x5d) {
+      if (inSource && kinds.length === 2) {
+        if (!sourceSeq) return false;
+        inSource = false;
+      }
+      kinds.pop();
+    } else if (c === 0x2c) expectKey = kinds[kinds.length - 1] === true;
+    i++;
+  }
+  return true;
+}
+
+/** The index of the quote that closes the string opening at `open` (after an even run of backslashes), or -1. */
+function closingQuote(text: string, open: number): number {
+  let j = text.indexOf('"', open + 1);
+  while (j >= 0) {
+    let k = j - 1;
+    while (text.charCodeAt(k) === 0x5c) k--;
+    if ((j - 1 - k) % 2 === 0) return j;
+    j = text.indexOf('"', j + 1);
+  }
+  return -1;
 }
 
 /** Checks the shape of an already-parsed JSON value (step 5 above). */

@@ -23,6 +23,7 @@ import { localFileIO, LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE, RESTORE_UNFINISHED, unfinishedRestore } from '../sync/restore.ts';
+import { damageIn } from '../sync/cli/common.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -325,9 +326,19 @@ export class Site {
     this.ruleFiles = ruleFiles;
     this.ruleModules = ruleModules;
     const p = dataPaths(data, config.site);
-    this.siteDb = openSiteDb(p.siteDb);
+    // SQLite's words for a damaged site.db name no file ("file is not a database"): named here, as
+    // journal.db's damage is (exit 4 either way).
     try {
-      this.userStore = new UserStore(this.siteDb);
+      this.siteDb = openSiteDb(p.siteDb);
+    } catch (e) {
+      throw damageIn(p.siteDb, e);
+    }
+    try {
+      try {
+        this.userStore = new UserStore(this.siteDb);
+      } catch (e) {
+        throw damageIn(p.siteDb, e);
+      }
       this.ingest = openIngest(data, config, {
         publishResync: (module, stream, from) => this.publishResync(module, stream, from),
         onWarning: (m) => this.log(m),

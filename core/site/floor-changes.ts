@@ -19,7 +19,10 @@
 // back to the one the file holds. Both are in the list, as the log has them; `floor_changes_not_made`
 // names the two, and a key's last setting skips them: the correction did not set the value the
 // file holds, whoever did is still its setter. (A site.db rebuilt from the log alone has no such
-// marks: the correction then reads as a change back by the same person.)
+// marks: the correction then reads as a change back by the same person.) So is a change whose
+// record failed to commit (config.json not written): the log's writer keeps the entry for its next
+// commit, and the correction follows it there; the pair is marked once the log has both
+// (`notMadeFound`).
 
 import type Database from 'better-sqlite3';
 import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
@@ -120,6 +123,21 @@ export class FloorChanges {
     const last = list.find((c) => currentReorderPolicyKey(c.key) === key && !notMade.has(c.id));
     if (last) byKey.set(key, last);
     else byKey.delete(key);
+  }
+
+  /**
+   * A pair the log committed later than it was made (`Site.recordNotCommitted`: a change whose
+   * record failed to commit, and its correction): both stored and marked; the list is read again.
+   */
+  notMadeFound(failed: ConfigChange, correction: ConfigChange): void {
+    this.db.transaction(() => {
+      this.store(failed);
+      this.store(correction);
+      const mark = this.db.prepare('INSERT OR IGNORE INTO floor_changes_not_made (entry_id) VALUES (?)');
+      mark.run(failed.id);
+      mark.run(correction.id);
+    })();
+    this.cached = undefined;
   }
 
   private store(c: ConfigChange): void {

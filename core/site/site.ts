@@ -52,7 +52,7 @@ import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey,
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { UserStore } from '../inbox/users.ts';
-import { type ConfigChange, type Json } from '../inbox/index.ts';
+import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
 import { DEAD_LETTER_LIST_DEFAULT, DEAD_LETTER_LIST_MAX, type Ingestor, type PurgeResult } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
@@ -243,6 +243,15 @@ const reportedStartFailures = new WeakSet<object>();
 /** Whether `Site.start` reported this error in the site's log (a caller need not print it again). */
 export const reportedBySite = (e: unknown): boolean => typeof e === 'object' && e !== null && reportedStartFailures.has(e);
 
+/** A floor change whose record failed to commit (`Site.recordNotCommitted`); `fromId`: the log's next entry id before it. */
+interface UncommittedChange {
+  user: string;
+  key: string;
+  before: Json;
+  after: Json;
+  fromId: number;
+}
+
 export class Site {
   readonly data: string;
   private current: SiteConfig;
@@ -287,6 +296,9 @@ export class Site {
    * up by each change made here. undefined: no inbox.
    */
   private floorChanges: FloorChanges | undefined;
+  /** Changes whose record failed to commit, until the log has them and their corrections committed (`recordNotCommitted`). */
+  private uncommittedChanges: UncommittedChange[] = [];
+  private uncommittedCheckedMono = -Infinity;
   private ui: UiServer | undefined;
   private siteService: SiteService | undefined;
   /** Sync to HQ, when a target is configured. */
@@ -871,8 +883,22 @@ export class Site {
     // that config.json does not hold, which the Stock screen shows as nobody's (it names a setter
     // only while the file holds what they set). The other way round left a changed policy that
     // nobody was named for.
-    const change = this.decisionParts.inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
+    const inbox = this.decisionParts.inbox;
+    // Entries the log's writer holds for its next commit have ids from here on.
+    const fromId = decisionLogNextId(inbox.logTable) ?? 1;
+    let change: ConfigChange;
+    try {
+      change = inbox.recordConfigChange({ user, key, before: (before ?? null) as Json, after: policy });
+    } catch (e) {
+      // config.json is not written. But a log commit that failed (a full disk, a read-only mount)
+      // leaves the entry with the log's writer, which commits it with its next commit: the log
+      // (and HQ) would claim a change the file never held.
+      this.recordNotCommitted({ user, key, before: (before ?? null) as Json, after: policy, fromId }, (e as Error).message);
+      throw e;
+    }
     this.floorChanges?.add(change);
+    // Its commit committed what the log's writer held from a record that failed before.
+    this.markUncommitted(true);
     try {
       write();
     } catch (e) {
@@ -920,16 +946,89 @@ export class Site {
   }
 
   /**
+   * After the record of a change failed to commit (config.json not written): the log's writer may
+   * hold the entry for its next commit. A correction under the same name follows it at once, from
+   * the value claimed back to the one held, so that they commit together (or the correction alone
+   * commits, naming the entry before it). The pair is marked in the floor's list once the log has
+   * both committed (`markUncommitted`): now, or at a later look at the list while the disk stays
+   * full.
+   */
+  private recordNotCommitted(c: UncommittedChange, why: string): void {
+    const { user, key } = c;
+    if (this.uncommittedChanges.length >= 100) this.uncommittedChanges.shift();
+    this.uncommittedChanges.push(c);
+    let fixed = 'recording that it keeps its value';
+    try {
+      this.decisionParts!.inbox.recordConfigChange({ user, key, before: c.after, after: c.before });
+      fixed = 'the entry after it records that it keeps its value';
+    } catch (e) {
+      fixed += ` failed too (${(e as Error).message}); both go into the log's next commit`;
+    }
+    this.log(`config ${key}: set by ${user}, but the decision log could not record it: ${why}; config.json was not written, the value stays; ${fixed}`);
+    this.markUncommitted(true);
+  }
+
+  /**
+   * Marks in the floor's list the pairs `recordNotCommitted` left once the log has them committed.
+   * The log's writer commits what it holds with its next commit, so once the log's next entry id
+   * has moved past the pair's ids they are in the log, or were never taken (then nothing is
+   * marked): each is looked for once. Checked after each change recorded here, at stop, and at
+   * most once a second at the list's readers (the Stock screen asks per row).
+   */
+  private markUncommitted(force = false): void {
+    if (this.uncommittedChanges.length === 0 || !this.decisionParts || !this.floorChanges) return;
+    const mono = performance.now();
+    if (!force && mono - this.uncommittedCheckedMono < 1000) return;
+    this.uncommittedCheckedMono = mono;
+    const logTable = this.decisionParts.inbox.logTable;
+    let next: number;
+    try {
+      next = decisionLogNextId(logTable) ?? 1;
+    } catch (e) {
+      this.log(`config changes: reading the decision log failed (${(e as Error).message}); the changes not made are marked at a later look`);
+      return;
+    }
+    this.uncommittedChanges = this.uncommittedChanges.filter((c) => {
+      if (next <= c.fromId + 1) return true; // not both committed yet
+      let found: ConfigChange[];
+      try {
+        found = readConfigChanges(logTable, c.fromId).reverse();
+      } catch (e) {
+        this.log(`config ${c.key}: reading the decision log failed (${(e as Error).message}); the change by ${c.user} that was not made is marked at a later look`);
+        return true;
+      }
+      for (let i = 0; i + 1 < found.length; i++) {
+        const [a, b] = [found[i]!, found[i + 1]!];
+        const pair =
+          b.id === a.id + 1 && a.key === c.key && b.key === c.key && a.user === b.user &&
+          isDeepStrictEqual(a.before, c.before) && isDeepStrictEqual(a.after, c.after) && isDeepStrictEqual(b.before, c.after) && isDeepStrictEqual(b.after, c.before);
+        if (pair) {
+          try {
+            this.floorChanges!.notMadeFound(a, b);
+          } catch (e) {
+            this.log(`config ${c.key}: marking entries ${a.id} and ${b.id} as a change not made failed (${(e as Error).message}); tried again at a later look`);
+            return true;
+          }
+          break;
+        }
+      }
+      return false;
+    });
+  }
+
+  /**
    * Who last set a config.json key from the floor UI (`setReorderPolicy`), when, and to what
    * (`after`, null for removed); undefined when nobody did. From the decision log's
    * `config_changed` entries, read on first use; each change made here is added to them.
    */
   lastFloorSetting(key: string): ConfigChange | undefined {
+    this.markUncommitted();
     return this.floorChanges?.read().byKey.get(key);
   }
 
   /** The config.json keys people changed from the floor UI, newest first (at most `limit`). */
   configChanges(limit: number): ConfigChange[] {
+    this.markUncommitted();
     return this.floorChanges?.read().list.slice(0, limit) ?? [];
   }
 
@@ -1321,6 +1420,7 @@ export class Site {
     });
     await step('ui', () => this.ui?.close());
     await step('decisions', () => this.decisionParts?.close());
+    await step('floor changes', () => this.markUncommitted(true));
     await step('demo modules', () => this.demo?.stop());
     // No notices through a client that is ending (the last commits below still make letters).
     this.ingest?.ingestor.setLetterListener(undefined);

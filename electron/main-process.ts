@@ -53,6 +53,11 @@ export function parseShellArgs(argv: readonly string[], defaults: { data?: strin
     switch (flag) {
       case '--data':
         if (!value) throw new ShellArgsError(`--data: expected a directory\n${SHELL_USAGE}`);
+        // Another flag where the directory should be (`--data --kiosk`): it was taken as the
+        // directory, a data directory named after the flag, and the flag itself was lost.
+        if (eq < 0 && value.startsWith('--') && value.length > 2) {
+          throw new ShellArgsError(`--data: expected a directory, got the option '${value}' (write --data=${value} if that is the value)\n${SHELL_USAGE}`);
+        }
         out.data = resolve(value);
         break;
       case '--demo':

@@ -30,13 +30,14 @@
 // Invariant: every proposal's evidence names a tag that exists when the proposal is stored.
 
 import { isWellFormedString, LsmError, RENEW_MARGIN_MS, tagTimeLeftMs, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
-import { canonicalJson, RISK_LEVELS, situationKey, type EvidenceTable, type HeldBaselines, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
+import { canonicalJson, RISK_LEVELS, situationKey, type EndedCommand, type EvidenceTable, type HeldBaselines, type Json, type Message, type Proposal, type ProposalInput, type RecheckOutcome, type SubmitResult } from '../inbox/index.ts';
 import { agentConfig, type AgentConfig, type AgentConfigInput } from './config.ts';
 import { AgentError } from './errors.ts';
 import { messageCatalog, msg, renderMessage, tableList, type MessageTemplates } from './messages.ts';
 import { readOnlyTable, type ReadOnlyTable, type ScanCache } from './read-only-table.ts';
 import { STATE_TABLES, type Rule, type RuleContext, type StateTable } from './rule.ts';
 import { DEFAULT_RULES } from './rules/index.ts';
+import { inCreationOrder } from '../inbox/proposal.ts';
 
 export const AGENT_TAG_PREFIX = 'agent-';
 
@@ -68,6 +69,13 @@ export interface AgentInbox {
    * (`withdrawnBetween`). An inbox without it: a restart forgets them.
    */
   withdrawnSince?(sinceMs: number, ruleIds: readonly string[]): readonly Proposal[];
+  /**
+   * The commands that failed or timed out lately and have not moved on since (core/inbox
+   * `endedCommands`), with `get` for their proposals: a run's RuleContext.failedCommands. An
+   * inbox without the pair: none.
+   */
+  endedCommands?(): readonly EndedCommand[];
+  get?(id: string): Proposal | undefined;
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -329,9 +337,31 @@ export class Agent {
   /** RuleContext.quiet: made once, not per context (contexts are made per recheck and per effect). */
   private readonly quiet = (situationKey: string): boolean => this.o.inbox.isQuiet?.(situationKey) ?? false;
 
-  private context(runId: string, tables: Record<StateTable, ReadOnlyTable>, siteTables: Record<string, ReadOnlyTable>, previousTags: RuleContext['previousTags'], nowMs: number, open: readonly Proposal[] = this.o.inbox.openProposals(), withdrawnBetweenRuns: readonly Proposal[] = []): RuleContext {
+  private context(
+    runId: string,
+    tables: Record<StateTable, ReadOnlyTable>,
+    siteTables: Record<string, ReadOnlyTable>,
+    previousTags: RuleContext['previousTags'],
+    nowMs: number,
+    open: readonly Proposal[] = this.o.inbox.openProposals(),
+    withdrawnBetweenRuns: readonly Proposal[] = [],
+    failedCommands: readonly Proposal[] = [],
+  ): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns) });
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns), failedCommands: Object.freeze(failedCommands) });
+  }
+
+  /** RuleContext.failedCommands: the approved proposals whose command the module refused (or that expired) lately. */
+  private failedCommands(): Proposal[] {
+    const inbox = this.o.inbox;
+    if (inbox.endedCommands === undefined || inbox.get === undefined) return [];
+    const out: Proposal[] = [];
+    for (const c of inbox.endedCommands()) {
+      if (c.state !== 'failed') continue;
+      const p = inbox.get(c.id);
+      if (p !== undefined && p.command?.state === 'failed') out.push(p);
+    }
+    return inCreationOrder(out);
   }
 
   /** A context that records which tables a rule reads (state tables and site tables). */
@@ -418,7 +448,7 @@ export class Agent {
       // A rule that failed in the previous run reads from the baseline it had then.
       const baselineOf = (rule: Rule): RuleContext['previousTags'] => (previous !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : previous);
       this.restoreWithdrawn(baselineOf);
-      const ctx = this.context(runId, tables, siteTables, previous, nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]));
+      const ctx = this.context(runId, tables, siteTables, previous, nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]), this.failedCommands());
       const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
       const snapshots = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId])) as RunResult['snapshots'];
       const tags = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId === null ? null : tag])) as RunResult['tags'];

@@ -74,6 +74,15 @@ export interface RuleContext {
    * latest withdrawal per situation; empty outside a run, and after a restart (kept in memory).
    */
   readonly withdrawnBetweenRuns: readonly Proposal[];
+  /**
+   * The approved proposals (every rule's) whose command failed — the module refused it, or it
+   * expired — within the inbox's `endedCommandsKeptMs` (8 h) and has not moved on since (core/inbox
+   * `endedCommands`), oldest first. The inbox lets such a situation come back at once if it still
+   * holds (not quiet, unless its commands failed FAILURES_TO_QUIET times); a rule that drafts only
+   * on what changed (stock-reorder) sees no change and needs these to draft it again. Empty outside
+   * a run.
+   */
+  readonly failedCommands: readonly Proposal[];
 }
 
 export interface ProposalDraft {

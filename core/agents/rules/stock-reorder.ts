@@ -20,6 +20,9 @@
 // v6: a row whose proposal the checks between runs withdrew (it recovered) and that fell below its
 // point again before the next run is proposed (RuleContext.withdrawnBetweenRuns): its baseline and
 // its state now were both below, so v5 saw no crossing and left it below, unproposed, for good.
+// v7: a row whose approved replenishment procurement refused (a failed command: the inbox lets
+// the situation come back at once, core/inbox markCommand) and that is still below its point is
+// proposed again (RuleContext.failedCommands); v6 saw no crossing and never proposed it again.
 
 import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
@@ -30,7 +33,7 @@ import { gone, HOLDS, moduleAcknowledged, type ProposalDraft, type Rule, type Ru
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '6',
+  version: '7',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -72,7 +75,12 @@ export const stockReorder: Rule = {
     // A proposal the checks between runs withdrew (the row recovered, or was deleted) whose row is
     // below its point again: it fell below after that commit. The baseline still shows it below,
     // so the comparison above takes it for a row that stayed there, and it went unproposed for good.
-    for (const p of ctx.withdrawnBetweenRuns) {
+    // An approved replenishment procurement refused (v7, RuleContext.failedCommands): the inbox
+    // lets it come back at once, but the row was below at the baseline too, so nothing crossed.
+    // Not while another approval of the row is on its way (it will order).
+    const onItsWay = new Set(ctx.underway.filter((p) => p.ruleId === stockReorder.id).map((p) => p.situationKey));
+    const ended = ctx.failedCommands.filter((p) => !onItsWay.has(p.situationKey));
+    for (const p of [...ctx.withdrawnBetweenRuns, ...ended]) {
       if (p.ruleId !== stockReorder.id || p.action !== 'replenish') continue;
       const r = stock.get({ item: p.params.item!, location: p.params.location! });
       if (r === undefined || drafted.has(keyText(r))) continue;

@@ -117,6 +117,10 @@ function httpBridge(): Bridge {
         };
         ws.onclose = (ev) => {
           if (closed) return;
+          // Closed: no longer the watchdog's to replace. Taken for open until the reconnect below
+          // (a silence before the close: a laptop woken, a hidden tab's once-a-minute timers), the
+          // watchdog opened one and the reconnect another, two sockets at once.
+          opened = false;
           broken = true;
           // 4401: the server ended this session's events (signed out elsewhere, idle too long,
           // or the user disabled): the page asks `me` at once instead of showing stale data.

@@ -60,7 +60,8 @@ export type FocusDocument = Pick<Document, 'activeElement' | 'body' | 'querySele
  * person put elsewhere meanwhile (a field, the language picker) stays.
  */
 export function keepPlaceAfterDecision(doc: FocusDocument, after: { decided: string; next: string | null } | null, selected: { id: string; status: string } | null): void {
-  if (!after || !selected || selected.id !== after.decided || selected.status === 'open' || selected.status === 'deferred') return;
+  // `selected` null: the proposal was gone when decided (`proposal.notFound`), its panel closed.
+  if (!after || (selected !== null && (selected.id !== after.decided || selected.status === 'open' || selected.status === 'deferred'))) return;
   if (doc.activeElement !== null && doc.activeElement !== doc.body) return;
   const rows = doc.querySelectorAll<HTMLElement>('.inbox-list [data-proposal]');
   for (let i = 0; i < rows.length; i++) {

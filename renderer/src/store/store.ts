@@ -74,8 +74,9 @@ interface InboxSlice {
    */
   opening: string | null;
   /**
-   * After a decision made here, the proposal that followed the decided one in the list as it was
-   * shown then (wrapping, as N does), among those still listed; null when none is. The decided one
+   * After a decision made here (or one refused as no longer open or gone, `decide`), the proposal
+   * that followed the decided one in the list as it was shown then (wrapping, as N does), among
+   * those still listed; null when none is. The decided one
    * leaves the list, so N and the keyboard focus (Inbox.tsx) go on from its place, not the top.
    */
   afterDecision: { decided: string; next: string | null } | null;
@@ -928,8 +929,10 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
               const code = (e as { code?: unknown }).code;
               if (current() && isShown(sel.id) && (code === 'proposal.notOpen' || code === 'proposal.notFound')) {
                 await Promise.allSettled([show(code === 'proposal.notFound' ? null : sel.id), get().loadProposals()]);
-                // Its buttons gone with it, the focus goes on as after a decision made here (Inbox `keepPlaceAfterDecision`), N too.
-                if (current() && code === 'proposal.notOpen' && isShown(sel.id)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
+                // Its buttons gone with it, the focus goes on as after a decision made here (Inbox `keepPlaceAfterDecision`), N too;
+                // gone, its panel closed (none other opened meanwhile): from its place as well, the focus fell to the page.
+                const closed = code === 'proposal.notFound' && wantedProposal === null && get().selected === null;
+                if (current() && ((code === 'proposal.notOpen' && isShown(sel.id)) || closed)) set({ afterDecision: { decided: sel.id, next: followingIn(before, sel.id, get().proposals) } });
               }
               throw e;
             }
@@ -977,7 +980,8 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
         const shown = sortByUrgency(proposals);
         const i = selected ? shown.findIndex((p) => p.id === selected.id) : -1;
         // The open one was just decided here and has left the list: on from its place, not the top.
-        const after = i < 0 && afterDecision && afterDecision.decided === selected?.id && afterDecision.next !== null ? afterDecision.next : undefined;
+        // (Gone, refused as `proposal.notFound`: its panel closed, `selected` null.)
+        const after = i < 0 && afterDecision && (selected === null || afterDecision.decided === selected.id) && afterDecision.next !== null ? afterDecision.next : undefined;
         await get().select(after !== undefined && shown.some((p) => p.id === after) ? after : shown[(i + 1) % shown.length]!.id);
       },
       // state

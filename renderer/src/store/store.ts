@@ -19,6 +19,7 @@ import type {
 } from '../../../core/site/api.ts';
 import { columnsWorded, errorLine, formatDuration, NO_ANSWER_MESSAGE, refusalText, translate, valuesWorded, type Lang, type RefusalLike } from '../i18n/messages.ts';
 import { GLOBAL_TIMERS, type IdleTimers } from '../idle.ts';
+import { compareProposalIds } from './proposal-order.ts';
 
 export type Screen = 'inbox' | 'work' | 'stock' | 'tables' | 'history' | 'sync' | 'deadLetters' | 'users';
 
@@ -1249,8 +1250,6 @@ export const selectAlarms = (s: AppState) => s.status?.alarms ?? NO_ALARMS;
 export const selectIsDecider = (s: AppState): boolean => !!s.user?.roles.some((r) => r === 'shift_lead' || r === 'admin');
 export const selectIsAdmin = (s: AppState): boolean => !!s.user?.roles.includes('admin');
 const RISK_ORDER = { high: 0, medium: 1, low: 2 } as const;
-/** A proposal's number within its agent run (`P-<run id>-<n>`): the rules' order in that run. */
-const ordinal = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1)) || 0;
 /**
  * The first id after `id` in `order` (wrapping) that `now` still lists; when `order` lacks `id`
  * (it was opened from elsewhere), the first other row `now` shows; null when there is none.
@@ -1269,8 +1268,9 @@ export function followingIn(order: readonly string[], id: string, now: readonly 
 
 /**
  * Most urgent first: the open ones before the deferred ones (someone put those aside; kept first
- * they stayed in the way of what waits), then risk, then age (oldest first), then the run's own order.
+ * they stayed in the way of what waits), then risk, then age (oldest first), then the order they
+ * were made in (`compareProposalIds`, as the site breaks the same tie: core/inbox `mostUrgentFirst`).
  */
 export const sortByUrgency = (ps: ProposalView[]): ProposalView[] =>
-  [...ps].sort((a, b) => deferredLast(a) - deferredLast(b) || RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || ordinal(a.id) - ordinal(b.id));
+  [...ps].sort((a, b) => deferredLast(a) - deferredLast(b) || RISK_ORDER[a.risk] - RISK_ORDER[b.risk] || a.createdMs - b.createdMs || compareProposalIds(a.id, b.id));
 const deferredLast = (p: ProposalView): number => (p.status === 'deferred' ? 1 : 0);

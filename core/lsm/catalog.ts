@@ -1,6 +1,7 @@
 // A warehouse directory laid out as Paimon's filesystem catalog: `<warehouse>/<db>.db/<table>/`.
 // Databases are directories; a table exists when its `schema/` holds a schema file.
 
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { invalidArgument, LsmError, notFound } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
@@ -9,6 +10,14 @@ import { TableSchema, type SchemaSpec } from './schema.ts';
 import { RunCacheBudget } from './run-cache.ts';
 import { checkOpenOptions, DEFAULT_CACHE_BYTES, Table, type TableOpenOptions } from './table.ts';
 import { databaseDir, tableDir } from './table-paths.ts';
+
+/**
+ * Is `path` a directory? FileIO does not say (every FileIO here reads the local disk: LocalFileIO
+ * and those that wrap or extend it), so the disk is asked.
+ */
+function isDirectory(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+}
 
 export interface Identifier {
   database: string;
@@ -43,13 +52,22 @@ export class Catalog {
     this.tableOptions = { ...o, cacheBudget: this.cacheBudget };
   }
 
+  /**
+   * The `<name>.db` directories, as Java's catalog lists them (directories only): a file named so
+   * (journal.db, site.db of a data directory given as the warehouse) is no database.
+   */
   listDatabases(): string[] {
-    return this.io.list(this.warehouse).filter((n) => n.endsWith('.db') && n.length > 3).map((n) => n.slice(0, -3)).sort();
+    return this.io
+      .list(this.warehouse)
+      .filter((n) => n.endsWith('.db') && n.length > 3 && isDirectory(join(this.warehouse, n)))
+      .map((n) => n.slice(0, -3))
+      .sort();
   }
 
   databaseExists(db: string): boolean {
     checkName('database', db);
-    return this.io.exists(databaseDir(this.warehouse, db));
+    const path = databaseDir(this.warehouse, db);
+    return this.io.exists(path) && isDirectory(path);
   }
 
   createDatabase(db: string, ignoreIfExists = false): void {

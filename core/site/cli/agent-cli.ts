@@ -35,7 +35,7 @@ import { catalogOptions, dataPaths, decisionOptions, loadSiteRuleFiles, readConf
 import { controlRequest, ControlError, type ControlHandler } from '../control.ts';
 import { openIngest } from '../open-ingest.ts';
 import { openSiteDb } from '../site-db.ts';
-import { existingDataDir, json, positiveInt, print, refuseExtraArguments, runningSocket, type CliIO } from './common.ts';
+import { existingDataDir, json, positiveInt, print, refuseExtraArguments, runningSocket, subcommand, type CliIO } from './common.ts';
 
 export const agentUsage = [
   '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]   without --status: those waiting for a decision (open, deferred) first, then the rest; newest first in each',
@@ -235,7 +235,8 @@ function runLines(r: RunResult): string[] {
 }
 
 export async function runAgent(argv: string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
+  // The subcommand as the other groups take it (`agent --data X run`, `agent --help`).
+  const [sub, rest] = subcommand(argv, AGENT_FLAGS.agent);
   const a = await parse(rest, AGENT_FLAGS.agent, 'agent', io);
   if (!a) return EXIT.ok;
   if (sub !== 'run') throw new CliError(EXIT.usage, `expected 'tilstand agent run', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);

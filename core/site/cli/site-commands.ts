@@ -4,7 +4,7 @@
 // work on the directory (the CLI then owns the tables' writer locks for the moment it runs).
 
 import { randomBytes } from 'node:crypto';
-import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, realpathSync } from 'node:fs';
+import { accessSync, chmodSync, constants as fsConstants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { CliError, EXIT, parseArgs, pathOption, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { bidiControlIn, bidiControlProblem } from '../api-validate.ts';
 import { bindingView, checkContract, ContractRegistry, type Contract } from '../../ingest/contracts.ts';
@@ -36,7 +36,7 @@ import { initDataDir, InitError } from '../init.ts';
 import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES, siteMeta } from '../site-db.ts';
 import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
-import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, repeatedStopSignals, runningSocket, type CliIO } from './common.ts';
+import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, repeatedStopSignals, runningSocket, subcommand, type CliIO } from './common.ts';
 import type { Rule, RuleFile } from '../../agents/index.ts';
 import { ruleFileCode } from '../../agents/rule-files.ts';
 import { LOADED_RULE_FILES_KEY, type LoadedRuleFilesRecord } from '../site.ts';
@@ -147,8 +147,9 @@ async function withSubHelp(group: keyof typeof SITE_SUBCOMMAND_FLAGS, sub: strin
   return a;
 }
 
-/** A command group's subcommand and what follows it; `--help` in the subcommand's place asks for the group's usage. */
-const subcommand = (argv: string[]): [string | undefined, string[]] => (argv[0] === '--help' || argv[0] === '-h' ? [undefined, argv] : [argv[0], argv.slice(1)]);
+/** A command group's subcommand and the rest of its arguments (common.ts `subcommand`, against every flag of the group). */
+const groupSubcommand = (group: keyof typeof SITE_SUBCOMMAND_FLAGS, argv: string[]): [string | undefined, string[]] =>
+  subcommand(argv, Object.assign({}, ...Object.values(SITE_SUBCOMMAND_FLAGS[group])) as FlagSpecs);
 
 export async function runInit(argv: string[], io: CliIO): Promise<number> {
   const a = await withHelp(argv, { ...DATA, site: { type: 'string', value: '<id>' }, admin: { type: 'string', value: '<name>' }, pin: { type: 'string', value: '<pin>' } }, 'init', io);
@@ -203,7 +204,7 @@ export async function runStatus(argv: string[], io: CliIO): Promise<number> {
  * (Site.reloadConfig: the agent, evidence, alarms, deadLetters and ui sections apply at once; the rest at the next start).
  */
 export async function runConfig(argv: string[], io: CliIO): Promise<number> {
-  const [sub, rest] = subcommand(argv);
+  const [sub, rest] = groupSubcommand('config', argv);
   const a = await withSubHelp('config', sub, rest, io);
   if (!a) return EXIT.ok;
   if (sub !== 'check' && sub !== 'reload' && sub !== 'changes') throw new CliError(EXIT.usage, `expected: tilstand config check|reload|changes [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
@@ -360,10 +361,12 @@ function configFiles(c: SiteConfig): Array<[string, string]> {
 }
 
 export async function runContracts(argv: string[], io: CliIO): Promise<number> {
-  const [sub, rest] = subcommand(argv);
+  const [sub, rest] = groupSubcommand('contracts', argv);
   const a = await withSubHelp('contracts', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
+  // As `users`: a config.json that is not Tilstand's is refused before contracts/ is made there.
+  readConfig(data);
   const socket = await runningSocket(data);
   if (sub === 'list') {
     const list = socket ? ((await controlRequest(socket, 'contracts.list')) as { name: string; versions: number[] }[]) : new ContractRegistry(dataPaths(data).contracts).list();
@@ -417,7 +420,7 @@ interface LetterView {
 }
 
 export async function runDeadLetters(argv: string[], io: CliIO): Promise<number> {
-  const [sub, rest] = subcommand(argv);
+  const [sub, rest] = groupSubcommand('deadletters', argv);
   const a = await withSubHelp('deadletters', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
@@ -589,10 +592,13 @@ function oddName(name: string): string {
 }
 
 export async function runUsers(argv: string[], io: CliIO): Promise<number> {
-  const [sub, rest] = subcommand(argv);
+  const [sub, rest] = groupSubcommand('users', argv);
   const a = await withSubHelp('users', sub, rest, io);
   if (!a) return EXIT.ok;
   const data = existingDataDir(a.string('data'));
+  // config.json read as every other command reads it: one that is not Tilstand's (another
+  // program's folder) is refused (ConfigError, exit 2) before site.db and the mark are made there.
+  readConfig(data);
   const siteDb = dataPaths(data).siteDb;
   const db = openDamageNamed(siteDb);
   try {
@@ -666,7 +672,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
  * its current connection stays. With an external broker the passwords are the broker's own.
  */
 export async function runModules(argv: string[], io: CliIO): Promise<number> {
-  const [sub, rest] = subcommand(argv);
+  const [sub, rest] = groupSubcommand('modules', argv);
   const a = await withSubHelp('modules', sub, rest, io);
   if (!a) return EXIT.ok;
   if (sub !== 'list' && sub !== 'password') throw new CliError(EXIT.usage, `expected 'tilstand modules list|password', got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
@@ -909,6 +915,17 @@ function dataDirsOfWarehouse(warehouse: string): string[] {
 }
 
 /**
+ * Is `path` (or what it links to) a Tilstand data directory: its data format mark, site.db or
+ * journal.db there as files? (config.json alone could be another program's; a folder `site.db/`
+ * or `journal.db/` is a warehouse's database of that name.)
+ */
+function isDataDir(path: string): boolean {
+  const data = resolve(path);
+  const p = dataPaths(data);
+  return [dataFormatPath(data), p.siteDb, p.journal].some((f) => statSync(f, { throwIfNoEntry: false })?.isFile() === true);
+}
+
+/**
  * `tilstand table …` (core/lsm/cli, which imports nothing of the site): on the warehouse of a data
  * directory, that directory's data format mark is read first, as by every command that opens it
  * (refused: exit 2 too new, 4 damaged, before the table store opens anything). Its writing
@@ -918,6 +935,11 @@ function dataDirsOfWarehouse(warehouse: string): string[] {
  */
 export async function runSiteTable(argv: string[], io: CliIO): Promise<number> {
   const warehouse = dataFlagOf(argv, undefined, 'warehouse');
+  // The data directory itself given for its warehouse: `create` made site_<id>.db/ beside
+  // site.db, where the site never looks, and `list` showed nothing of the site's tables.
+  if (warehouse !== undefined && isDataDir(warehouse)) {
+    throw new CliError(EXIT.usage, `option '--warehouse': ${warehouse} is a Tilstand data directory, not its warehouse; its tables are in ${join(warehouse, 'warehouse')}`);
+  }
   if (warehouse !== undefined) for (const data of dataDirsOfWarehouse(warehouse)) checkDataFormat(data);
   return runTableCli(argv, io);
 }

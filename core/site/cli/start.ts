@@ -40,7 +40,7 @@ export const START_FLAGS: FlagSpecs = {
 };
 
 export const startUsage = [
-  '  tilstand start [--data <dir>] [--demo [--demo-seed <n>] [--demo-step-ms <ms>]] [--headless] [--mqtt-port <n>] [--http-port <n>] [--hq <dir or s3 URL>]',
+  '  tilstand start [--data <dir>] [--demo [--demo-seed <n>] [--demo-step-ms <ms>]] [--headless] [--mqtt-port <n>] [--http-port <n>] [--hq <dir or s3 URL>] [--no-agent-timer]',
   '                                           run the site and its UI until Ctrl-C (--demo: a demo site with simulated',
   '                                           modules; port 0 = any free port; a new directory without --demo serves',
   '                                           the first-run screen; --no-agent-timer: the agent runs only on demand;',

@@ -131,7 +131,7 @@ describe('replay run: an --out or --scratch that cannot be written is refused be
     const out = join(work, 'not-yet', 'deeper', 'run');
     const notAFixture = folder('not-a-fixture-either');
     const r = await replayCli(['replay', 'run', '--fixture', notAFixture, '--out', out]);
-    expect([r.code, r.err]).toEqual([5, `tilstand: ${notAFixture} is not a replay fixture (no fixture.json)\n`]);
+    expect([r.code, r.err]).toEqual([2, `tilstand: option '--fixture': ${notAFixture} is not a replay fixture (no fixture.json)\n`]);
     expect(existsSync(join(work, 'not-yet'))).toBe(false);
   });
 

@@ -12,7 +12,7 @@
 // cannot be written, a diff's --out that holds a report and no --force, or that cannot be written);
 // 5 anything else (the message says what), also a default scratch place that cannot be written.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, usageError, type FlagSpecs } from '../lsm/cli/args.ts';
 import type { CliIO } from '../lsm/cli/output.ts';
@@ -47,6 +47,45 @@ function existing(what: string, path: string, folder: boolean): string {
   return path;
 }
 
+/**
+ * Why `--fixture` is no replay fixture, told before anything is extracted: a folder without
+ * fixture.json, a file that is not a tar archive (its first header's checksum does not add up: a
+ * text, /etc/passwd, whose first bytes the reader's "bad header checksum at entry '…'" echoed, exit
+ * 5), or an archive without fixture.json among its entries (only the headers are read). Undefined
+ * for a fixture, and for an archive damaged further on, which the opening of the fixture names.
+ */
+function notAFixture(path: string): string | undefined {
+  const noManifest = 'no fixture.json';
+  if (statSync(path).isDirectory()) return existsSync(join(path, 'fixture.json')) ? undefined : noManifest;
+  const notArchive = 'expected a fixture folder or the .tar archive `tilstand replay export` writes';
+  const fd = openSync(path, 'r');
+  try {
+    const h = Buffer.alloc(512);
+    for (let at = 0; ; ) {
+      const first = at === 0;
+      if (readSync(fd, h, 0, 512, at) < 512) return first ? notArchive : undefined;
+      if (h.every((b) => b === 0)) return noManifest;
+      let sum = 0;
+      for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : h[i]!;
+      if (parseInt(tarField(h, 148, 8).trim(), 8) !== sum) return first ? notArchive : undefined;
+      const name = tarField(h, 345, 155) ? `${tarField(h, 345, 155)}/${tarField(h, 0, 100)}` : tarField(h, 0, 100);
+      if (name === 'fixture.json' || name === './fixture.json') return undefined;
+      const size = parseInt(tarField(h, 124, 12).trim() || '0', 8);
+      if (!Number.isSafeInteger(size) || size < 0) return undefined;
+      at += 512 + Math.ceil(size / 512) * 512;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A NUL-ended text field of a tar header. */
+function tarField(h: Buffer, start: number, len: number): string {
+  const s = h.subarray(start, start + len);
+  const z = s.indexOf(0);
+  return s.subarray(0, z < 0 ? len : z).toString('utf8');
+}
+
 /** An `--out` folder given that is a file: refused naming it, not with the ENOTDIR or EEXIST of the write. */
 function outFolder(out: string): boolean {
   if (!existsSync(out)) return false;
@@ -63,7 +102,7 @@ function someOf(names: string[]): string {
 function num(flag: string, v: string | undefined, min: number, max: number, integer: boolean): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) throw usageError(`--${flag}: expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got '${v}'`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) throw usageError(`option '--${flag}': expected ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got '${v}'`);
   return n;
 }
 
@@ -191,6 +230,9 @@ async function runRun(argv: string[], io: CliIO): Promise<number> {
     const why = existsSync(scratchParent) ? writeProblem(scratchParent) : `${scratchParent} does not exist`;
     if (why !== undefined) throw new CliError(EXIT.io, `cannot make the scratch folder in ${scratchParent}, the default place for it: ${why}; give another with --scratch <dir>`);
   }
+  // Then what --fixture names: a file that is no fixture at all is a bad option, before it is extracted.
+  const notFixture = notAFixture(fixture);
+  if (notFixture !== undefined) throw usageError(`option '--fixture': ${fixture} is not a replay fixture (${notFixture})`);
   const err = io.stderr as NodeJS.WritableStream & { isTTY?: boolean };
   const bar = err.isTTY || a.boolean('progress') ? progressBar(err) : undefined;
   const keepScratch = a.boolean('keep-scratch');

@@ -311,10 +311,27 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
     if (haveOptions[k] !== v) optionChanges.push({ kind: 'setOption', key: k, value: v });
   }
   for (const k of Object.keys(haveOptions)) if (wantOptions[k] === undefined && !FILLED_OPTIONS.includes(k)) optionChanges.push({ kind: 'removeOption', key: k });
+  // Columns the definition adds at the end (after the options in the ALTER, which checks its result).
+  const addedColumns: SchemaChange[] = [];
+  let after = have.fields.at(-1)!.name;
+  for (const f of want.fields.slice(have.fields.length)) {
+    // Added columns are nullable whatever the definition says: rows written before have none.
+    const type = typeToString(withNullable(f.type, true));
+    addedColumns.push({ kind: 'addColumn', name: f.name, type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
+    after = f.name;
+  }
+  // The columns added, which an option may name (`fields.<new column>.default-value`); not when
+  // adding them fails by itself (a column given in the middle, named above), which no option caused.
+  let withColumns = addedColumns;
+  try {
+    if (addedColumns.length > 0) applySchemaChanges(have, addedColumns, 0);
+  } catch {
+    withColumns = [];
+  }
   for (const c of optionChanges) {
     // Each option on its own, so every refused one is named with both values.
     try {
-      applySchemaChanges(have, [c], 0);
+      applySchemaChanges(have, [c, ...withColumns], 0);
     } catch (e) {
       const k = (c as { key: string }).key;
       const was = haveOptions[k] === undefined ? 'not set' : JSON.stringify(haveOptions[k]);
@@ -322,15 +339,7 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
       problems.push(`option '${k}' is ${was} in the table and ${now} in the definition: ${(e as Error).message}`);
     }
   }
-  changes.push(...optionChanges);
-
-  let after = have.fields.at(-1)!.name;
-  for (const f of want.fields.slice(have.fields.length)) {
-    // Added columns are nullable whatever the definition says: rows written before have none.
-    const type = typeToString(withNullable(f.type, true));
-    changes.push({ kind: 'addColumn', name: f.name, type, ...(f.description === undefined ? {} : { description: f.description }), position: { after } });
-    after = f.name;
-  }
+  changes.push(...optionChanges, ...addedColumns);
   if (problems.length === 0 && changes.length > 0) {
     // The table as the changes would leave it must be one this store can write.
     try {

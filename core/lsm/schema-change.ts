@@ -178,6 +178,9 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   };
   const isPk = (name: string) => primaryKeys.includes(name);
   const isPartition = (name: string) => partitionKeys.includes(name);
+  // The options this ALTER sets, under the names its later renames give them (renameInOptions), as
+  // they stand in its result: what the checks after the loop check (Paimon validates the result).
+  let setKeys: string[] = [];
 
   for (const c of changes) {
     switch (c.kind) {
@@ -196,6 +199,8 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         }
         if (value === undefined) delete options[key];
         else options[key] = value;
+        setKeys = setKeys.filter((k) => k !== key);
+        if (value !== undefined) setKeys.push(key);
         break;
       }
       case 'addColumn': {
@@ -214,6 +219,7 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         f.name = c.to;
         primaryKeys = primaryKeys.map((k) => (k === c.from ? c.to : k));
         options = renameInOptions(options, c.from, c.to);
+        setKeys = setKeys.map((k) => Object.keys(renameInOptions({ [k]: '' }, c.from, c.to))[0]!);
         break;
       }
       case 'dropColumn': {
@@ -308,9 +314,10 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);
   // Lenient above (a table written elsewhere with one opens); a fields.<f>.* option set here names
   // columns of the table, as Paimon checks it (schema.ts).
-  checkFieldsPrefixColumns(schema, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
+  // Under the names a later rename in this ALTER gave them (setKeys).
+  checkFieldsPrefixColumns(schema, setKeys);
   // Lenient above (a Java table whose engine never reads them opens); set here, they must parse.
-  checkFieldOptionBooleans(schema.options.raw, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
+  checkFieldOptionBooleans(schema.options.raw, setKeys);
   // Lenient above (a table an earlier version made so opens); set here, as Paimon checks it (schema.ts).
   if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && (c.key === 'sequence.field' || /^fields\..+\.aggregate-function$/.test(c.key)))) checkSequenceFieldOptions(schema);
   // And what Paimon refuses of a partial-update table's functions outside its groups (lenient at open).

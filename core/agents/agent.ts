@@ -76,6 +76,11 @@ export interface AgentInbox {
    */
   endedCommands?(): readonly EndedCommand[];
   get?(id: string): Proposal | undefined;
+  /**
+   * The decided proposals whose situation's quiet ended after `sinceMs` (core/inbox
+   * `quietEndedSince`): a run's RuleContext.quietEnded. An inbox without it: none.
+   */
+  quietEndedSince?(sinceMs: number): readonly Proposal[];
   submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
 }
 
@@ -150,6 +155,12 @@ function monotonicNow(): number {
 export function runIdAt(ms: number): string {
   const iso = new Date(ms).toISOString(); // 2026-11-30T08:00:00.000Z
   return `${iso.slice(0, 10).replaceAll('-', '')}-${iso.slice(11, 19).replaceAll(':', '')}-${iso.slice(20, 23)}`;
+}
+
+/** The time a run id names (its time part, UTC), or undefined for a name of another form. */
+function runIdMs(id: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})-(\d{3})(?:-\d+)?$/.exec(id);
+  return m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), Number(m[7])) : undefined;
 }
 
 /** A run id's time part and its number within that time (1 without a `-n` suffix). */
@@ -346,10 +357,44 @@ export class Agent {
     open: readonly Proposal[] = this.o.inbox.openProposals(),
     withdrawnBetweenRuns: readonly Proposal[] = [],
     failedCommands: readonly Proposal[] = [],
+    quietEnded: readonly Proposal[] = [],
   ): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns), failedCommands: Object.freeze(failedCommands) });
+    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns), failedCommands: Object.freeze(failedCommands), quietEnded: Object.freeze(quietEnded) });
   }
+
+  /**
+   * RuleContext.quietEnded: the situations whose quiet ended since the earliest of the rules'
+   * baselines — the time of that run (this process's clock at it; after a restart, its id's time).
+   * Asked every run; the inbox answers from memory after its first read. Reading more than one
+   * rule needs (a held rule's older baseline) only drafts again what is open or proposed anyway.
+   */
+  private quietEnded(baselineOf: (rule: Rule) => RuleContext['previousTags'], tag: string, nowMs: number): Proposal[] {
+    const inbox = this.o.inbox;
+    const used = new Set<string>();
+    let since = Infinity;
+    for (const rule of this.rules) {
+      const tags = baselineOf(rule);
+      if (tags === null) continue; // every row counts as changed: nothing to add
+      for (const t of Object.values(tags) as string[]) {
+        used.add(t);
+        since = Math.min(since, this.runAtMs.get(t) ?? runIdMs(t.slice(AGENT_TAG_PREFIX.length)) ?? Infinity);
+      }
+    }
+    // The next run's baselines are this run's tag or those used now (a held rule keeps its own).
+    for (const t of [...this.runAtMs.keys()]) if (!used.has(t)) this.runAtMs.delete(t);
+    this.runAtMs.set(tag, nowMs);
+    if (inbox.quietEndedSince === undefined || !Number.isFinite(since)) return [];
+    try {
+      return [...inbox.quietEndedSince(since)];
+    } catch (e) {
+      this.warn(`reading the situations whose quiet ended failed: ${(e as Error).message}; a stock row still below its point may wait for its next change`);
+      return [];
+    }
+  }
+
+  /** Per run tag of this process, the clock's time at its run (`quietEnded`: a run id may be later after a clock stepped back). */
+  private readonly runAtMs = new Map<string, number>();
 
   /** RuleContext.failedCommands: the approved proposals whose command the module refused (or that expired) lately. */
   private failedCommands(): Proposal[] {
@@ -448,7 +493,7 @@ export class Agent {
       // A rule that failed in the previous run reads from the baseline it had then.
       const baselineOf = (rule: Rule): RuleContext['previousTags'] => (previous !== null && this.failedBaselines.has(rule.id) ? this.existingTags(this.failedBaselines.get(rule.id)!) : previous);
       this.restoreWithdrawn(baselineOf);
-      const ctx = this.context(runId, tables, siteTables, previous, nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]), this.failedCommands());
+      const ctx = this.context(runId, tables, siteTables, previous, nowMs, undefined, [...this.withdrawnBetween.values()].flatMap((m) => [...m.values()]), this.failedCommands(), this.quietEnded(baselineOf, tag, nowMs));
       const nextFailedBaselines = new Map<string, RuleContext['previousTags']>();
       const snapshots = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId])) as RunResult['snapshots'];
       const tags = Object.fromEntries(this.tableNames.map((n) => [n, all[n]!.snapshotId === null ? null : tag])) as RunResult['tags'];

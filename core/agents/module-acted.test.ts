@@ -296,7 +296,7 @@ describe('stock-reorder: moves after the approval', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '7', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '8', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };

@@ -83,6 +83,17 @@ export interface RuleContext {
    * a run.
    */
   readonly failedCommands: readonly Proposal[];
+  /**
+   * The decided proposals (every rule's) whose situation's quiet ended since the rules' baselines
+   * (the earliest): approved or rejected `resuggestAfterDecisionMs` ago — an approval whose
+   * command timed out after the module acknowledged it, that long after the timeout — and not
+   * quiet now, with no open or deferred proposal (core/inbox `quietEndedSince`; read back from
+   * approval_inbox after a restart). The rules that look at every row each run propose such a
+   * situation again when the quiet ends, if it still holds; a rule that drafts only on what
+   * changed (stock-reorder) needs these for a row that stayed as it was through the quiet. Empty
+   * outside a run, and when a rule reads every row (no baseline).
+   */
+  readonly quietEnded: readonly Proposal[];
 }
 
 export interface ProposalDraft {

@@ -271,7 +271,7 @@ describe('release-blocked-job', () => {
     // The shares of a snapshot pair are kept between calls; a reconfigured point is read all the
     // same (a run after `reconfigure` on unchanged tables sees the same scan arrays).
     const tables = Object.fromEntries(STATE_TABLES.map((n) => [n, readOnlyTable(site.catalog.getTable({ database: DB, table: n }), n)])) as RuleContext['tables'];
-    const ctxWith = (c: Parameters<typeof agentConfig>[0]): RuleContext => ({ nowMs: site.nowMs, runId: 'test', tables, siteTables: {}, previousTags: null, config: agentConfig(c), underway: [], open: [], quiet: () => false, withdrawnBetweenRuns: [], failedCommands: [] });
+    const ctxWith = (c: Parameters<typeof agentConfig>[0]): RuleContext => ({ nowMs: site.nowMs, runId: 'test', tables, siteTables: {}, previousTags: null, config: agentConfig(c), underway: [], open: [], quiet: () => false, withdrawnBetweenRuns: [], failedCommands: [], quietEnded: [] });
     const nutRisk = (c: Parameters<typeof agentConfig>[0]) => releaseBlockedJob.evaluate(ctxWith(c)).find((d) => d.params.job_id === 'J-2')!.risk;
     expect(nutRisk(config)).toBe('low');
     expect(nutRisk({ reorderByItem: { NUT: { locations: { A: { reorderPoint: 4, orderUpTo: 10 } } } } })).toBe('medium'); // 4 above A's point: 5 do not fit
@@ -647,7 +647,7 @@ describe('stock-reorder (changelog-triggered)', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '7', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '8', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     // The 3 on order arrive (inbound 3 → 0, on hand 0 → 3), then 2 are picked: position 1, still
     // below the point, so the approval's recheck holds.
     site.stock('NUT', 'A', { on_hand: 3, inbound: 0 });

@@ -197,6 +197,14 @@ export interface CommandFailure {
   sent: boolean;
 }
 
+/** A situation's latest approval or rejection and when its quiet ends (`Inbox.quietEndedSince`); the proposal once read. */
+interface QuietEnd {
+  id: string;
+  decidedAtMs: number;
+  endMs: number;
+  proposal?: Proposal;
+}
+
 /** An approved proposal's command that failed or timed out and has not moved on since (`Inbox.endedCommands`). */
 export interface EndedCommand {
   id: string;
@@ -295,6 +303,14 @@ export class Inbox {
    */
   private readonly ended = new Map<string, EndedCommand>();
   private readonly endedKeptMs: number;
+  /**
+   * Situation key → its latest approval or rejection and when the quiet it makes ends
+   * (`quietEndedSince`): every one that ends after `quietEndsFromMs`. Empty, and that time
+   * +Infinity, until the first `quietEndedSince` reads the table (once); kept by the decisions
+   * after it, and let go once their end is behind the time asked.
+   */
+  private readonly quietEnds = new Map<string, QuietEnd>();
+  private quietEndsFromMs = Infinity;
   /**
    * The ids this inbox gave in the run it last submitted. Ids are `P-<run id>-<n>` and the agent
    * never repeats a run id, so a new id can only meet one of the same run: of the last run (this
@@ -581,6 +597,87 @@ export class Inbox {
       if (wanted(row.agent_status, row.decision, row.rule_id, row.agent_updated_at_ms)) out.set(id, proposalFromRow(row));
     }
     return inCreationOrder([...out.values()]);
+  }
+
+  /**
+   * The decided proposals whose situation's quiet ended after `sinceMs` and by now: approved or
+   * rejected (the latest decision of the situation) `resuggestAfterDecisionMs` ago — or, for an
+   * approval whose command timed out after the module acknowledged it, as long after that timeout
+   * (`commandsUnderway` awaits its effect until then) — and not quiet now (`isQuiet`), with no open
+   * or deferred proposal; one whose command failed is not (the failure ended its quiet at once:
+   * `endedCommands`). In creation order. For a rule that drafts only what changed since its
+   * baseline (core/agents stock-reorder): the others look at every row each run and propose such a
+   * situation again when the quiet ends; a row that stayed below its reorder point through it
+   * never crossed it again. The first call reads the table (one scan of a few columns, the
+   * uncommitted writes as this inbox holds them: a restart loses nothing); the calls after it,
+   * from a time not earlier than the one before, read memory only.
+   */
+  quietEndedSince(sinceMs: number): Proposal[] {
+    this.check();
+    const now = this.clock();
+    if (sinceMs < this.quietEndsFromMs) this.readQuietEnds(sinceMs);
+    const out: Proposal[] = [];
+    for (const [key, q] of this.quietEnds) {
+      if (q.endMs <= sinceMs) {
+        this.quietEnds.delete(key);
+        continue;
+      }
+      if (q.endMs > now) continue;
+      const p = (q.proposal ??= this.get(q.id));
+      if (p === undefined || p.command?.state === 'failed') {
+        this.quietEnds.delete(key);
+        continue;
+      }
+      // Timed out after the module acknowledged it: awaited (underway) for as long after the timeout.
+      const awaitedUntil = timedOutAcknowledged(p.command) ? p.command!.updatedAtMs + this.resuggestMs : -Infinity;
+      if (awaitedUntil > q.endMs) {
+        q.endMs = awaitedUntil;
+        if (awaitedUntil > now) {
+          q.proposal = undefined; // read again then: its effect may have come meanwhile
+          continue;
+        }
+      }
+      if (this.bySituation.has(key) || this.quietAt(key, now)) continue;
+      out.push(p);
+    }
+    this.quietEndsFromMs = sinceMs;
+    return inCreationOrder(out);
+  }
+
+  /** A decision made once `quietEndsFromMs` is known: the situation's latest, whose quiet ends `resuggestAfterDecisionMs` after it. */
+  private noteQuietEnd(p: Proposal, d: Decision): void {
+    if ((d.kind !== 'approved' && d.kind !== 'rejected') || this.quietEndsFromMs === Infinity) return;
+    const was = this.quietEnds.get(p.situationKey);
+    if (was === undefined || was.decidedAtMs <= d.atMs) this.quietEnds.set(p.situationKey, { id: p.id, decidedAtMs: d.atMs, endMs: d.atMs + this.resuggestMs });
+  }
+
+  /** Fills `quietEnds` with every quiet that ends after `sinceMs`, from the table and the uncommitted writes. */
+  private readQuietEnds(sinceMs: number): void {
+    const latest = new Map<string, QuietEnd>();
+    const take = (id: unknown, key: unknown, decision: unknown, decidedAt: unknown, command: unknown, commandAt: unknown, detail: unknown): void => {
+      if (decision !== 'approved' && decision !== 'rejected') return;
+      const at = Number(decidedAt);
+      const c = command === null || command === undefined ? null : ({ state: command, detail: detail ?? null } as CommandProgress);
+      const endMs = Math.max(at + this.resuggestMs, timedOutAcknowledged(c) ? Number(commandAt) + this.resuggestMs : -Infinity);
+      const was = latest.get(String(key));
+      if (was === undefined || was.decidedAtMs < at) latest.set(String(key), { id: String(id), decidedAtMs: at, endMs });
+    };
+    const snapshot = this.table.latestSnapshot();
+    if (snapshot) {
+      for (const [id, key, decision, decidedAt, command, commandAt, detail] of this.table.scanRows(latestAt(this.table, snapshot.id), {
+        projection: ['proposal_id', 'situation_key', 'decision', 'decided_at_ms', 'command_state', 'command_updated_at_ms', 'command_detail'],
+        fillCache: false,
+      })) {
+        if (!this.pending.has(String(id))) take(id, key, decision, decidedAt, command, commandAt, detail);
+      }
+    }
+    for (const [id, r] of this.pending) take(id, r.situation_key, r.decision, r.decided_at_ms, r.command_state, r.command_updated_at_ms, r.command_detail);
+    for (const [key, q] of latest) {
+      if (q.endMs <= sinceMs) continue;
+      const mem = this.quietEnds.get(key);
+      if (mem === undefined || mem.decidedAtMs < q.decidedAtMs) this.quietEnds.set(key, q);
+    }
+    this.quietEndsFromMs = sinceMs;
   }
 
   /**
@@ -970,6 +1067,7 @@ export class Inbox {
   private decideAs(p: Proposal, d: Decision, extra: InboxRow = {}): Proposal {
     const next = this.writeGroup(p, 'decision', { ...decisionColumns(d), ...extra });
     if (d.kind === 'approved' || d.kind === 'rejected') this.decidedAt.set(p.situationKey, d.atMs);
+    this.noteQuietEnd(p, d);
     this.appendGroupEntry('decision', { atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: entryDetail.decided(d) });
     return next;
   }

@@ -23,6 +23,11 @@
 // v7: a row whose approved replenishment procurement refused (a failed command: the inbox lets
 // the situation come back at once, core/inbox markCommand) and that is still below its point is
 // proposed again (RuleContext.failedCommands); v6 saw no crossing and never proposed it again.
+// v8: a row whose situation's quiet ended since the baseline (RuleContext.quietEnded: a reorder
+// rejected, or approved and its command timed out, resuggestAfterDecisionMs ago) and that is still
+// below its point, not underway, is proposed again — as the rules that look at every row each run
+// do when the quiet ends. v7 drafted only rows that changed: one that stayed below through the
+// quiet (a delivery due that never came) was never proposed again until it moved.
 
 import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
@@ -33,7 +38,7 @@ import { gone, HOLDS, moduleAcknowledged, type ProposalDraft, type Rule, type Ru
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '7',
+  version: '8',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -77,9 +82,11 @@ export const stockReorder: Rule = {
     // so the comparison above takes it for a row that stayed there, and it went unproposed for good.
     // An approved replenishment procurement refused (v7, RuleContext.failedCommands): the inbox
     // lets it come back at once, but the row was below at the baseline too, so nothing crossed.
+    // A reorder rejected, or approved and timed out, whose quiet ended since the baseline (v8,
+    // RuleContext.quietEnded): a row that stayed below through it crossed nothing either.
     // Not while another approval of the row is on its way (it will order).
     const onItsWay = new Set(ctx.underway.filter((p) => p.ruleId === stockReorder.id).map((p) => p.situationKey));
-    const ended = ctx.failedCommands.filter((p) => !onItsWay.has(p.situationKey));
+    const ended = [...ctx.failedCommands, ...ctx.quietEnded].filter((p) => !onItsWay.has(p.situationKey));
     for (const p of [...ctx.withdrawnBetweenRuns, ...ended]) {
       if (p.ruleId !== stockReorder.id || p.action !== 'replenish') continue;
       const r = stock.get({ item: p.params.item!, location: p.params.location! });

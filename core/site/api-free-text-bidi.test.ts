@@ -82,7 +82,7 @@ describe('bidi controls in a decision comment from the control socket', () => {
     let asked = 0;
     const inbox = { decide: () => void asked++ } as unknown as Parameters<typeof agentControlHandlers>[1];
     const decide = new Map(agentControlHandlers({} as Parameters<typeof agentControlHandlers>[0], inbox)).get('inbox.decide')!;
-    const work = { progress: () => undefined };
+    const work = { progress: () => undefined, interruptible: () => undefined };
     expect(() => decide({ proposal: 'P-1', decision: 'approve', user: 'anna', pin: '4826', comment: 'ok \u2066x' }, work)).toThrow(
       expect.objectContaining({ kind: 'InvalidArgument', message: 'comment: must not contain U+2066, a direction-changing character (the text after it would show reversed)' }),
     );

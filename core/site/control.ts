@@ -35,6 +35,12 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 export interface ControlWork {
   /** How far the work has come (plain JSON), sent with the heartbeats from then on; the last one counts. */
   progress(p: Record<string, unknown>): void;
+  /**
+   * From here on the site's stop need not wait for this handler (`ControlServer.quiesce`): work in
+   * slices whose every commit stands, whose client is told that the outcome is unknown when the
+   * site goes away (a dead-letter replay or dismissal of a flood, `sync.now`).
+   */
+  interruptible(): void;
 }
 
 export type ControlHandler = (args: Record<string, unknown>, work: ControlWork) => unknown | Promise<unknown>;
@@ -111,6 +117,11 @@ export class ControlServer {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
   private readonly o: Required<ControlServerOptions>;
+  /** The handlers running (`answer`), which `quiesce` waits for. */
+  private readonly handling = new Set<Promise<unknown>>();
+  private quiescing = false;
+  /** Wakes `quiesce` when a handler becomes interruptible. */
+  private handlingChanged: (() => void) | undefined;
 
   private constructor(
     readonly path: string,
@@ -158,6 +169,33 @@ export class ControlServer {
       throw e;
     }
     return cs;
+  }
+
+  /**
+   * From now on every request is refused ('Failed', "the site is stopping"); resolves once the
+   * handlers in flight have finished — their answers go out before `close` — or after `waitMs`,
+   * with how many were still running. A handler that said it is interruptible
+   * (`ControlWork.interruptible`) is not waited for. `Site.stop` calls it first, so an op that hashes a PIN
+   * (`deadletters.dismiss`, `inbox.decide`) or commits across an await is not cut off by the
+   * closing of site.db and the tables (and its connection destroyed unanswered).
+   */
+  async quiesce(waitMs: number): Promise<number> {
+    this.quiescing = true;
+    if (this.handling.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      let over = false;
+      const bound = new Promise<void>((r) => (timer = setTimeout(() => ((over = true), r()), waitMs)));
+      // Again when a handler becomes interruptible while waited for (a dismissal once its PIN is checked).
+      while (this.handling.size > 0 && !over) {
+        const changed = new Promise<void>((r) => (this.handlingChanged = r));
+        await Promise.race([Promise.allSettled([...this.handling]), changed, bound]);
+      }
+      this.handlingChanged = undefined;
+      clearTimeout(timer);
+    }
+    // The answers of the handlers that finished are written in the next turns (each connection's chain).
+    await new Promise<void>((r) => setImmediate(r));
+    return this.handling.size;
   }
 
   async close(): Promise<void> {
@@ -240,6 +278,8 @@ export class ControlServer {
     }
     const id = req?.id ?? null;
     if (!req || typeof req !== 'object' || typeof req.op !== 'string') return { id, ok: false, error: { kind: 'InvalidArgument', message: 'expected {"id", "op", "args"?}' } };
+    // The site is stopping (`quiesce`): nothing new begins on what it is closing.
+    if (this.quiescing) return { id, ok: false, error: { kind: 'Failed', message: 'the site is stopping; try again once it has started again' } };
     const h = this.handlers.get(req.op);
     if (!h) return { id, ok: false, error: { kind: 'UnknownOp', message: `unknown op '${req.op}' (ops: ${[...this.handlers.keys()].join(', ')})` } };
     const args = req.args && typeof req.args === 'object' && !Array.isArray(req.args) ? (req.args as Record<string, unknown>) : {};
@@ -250,9 +290,15 @@ export class ControlServer {
     const started = performance.now();
     // Kept, not sent: a handler reports as often as it likes, the client hears it at the next beat.
     let progress: Record<string, unknown> | undefined;
+    let running: Promise<unknown> | undefined;
     const work: ControlWork = {
       progress: (p) => {
         progress = p;
+      },
+      interruptible: () => {
+        if (running) this.handling.delete(running);
+        running = undefined;
+        this.handlingChanged?.();
       },
     };
     const beat =
@@ -262,10 +308,14 @@ export class ControlServer {
             if (!s.destroyed) s.write(`${JSON.stringify({ id, working: true, elapsedMs: Math.round(performance.now() - started), ...(progress === undefined ? {} : { progress }) })}\n`);
           }, hb);
     try {
-      return { id, ok: true, value: (await h(args, work)) ?? null };
+      const p = Promise.resolve().then(() => h(args, work));
+      running = p;
+      this.handling.add(p);
+      return { id, ok: true, value: (await p) ?? null };
     } catch (e) {
       return { id, ok: false, error: errorOf(e) };
     } finally {
+      if (running) this.handling.delete(running);
       if (beat) clearInterval(beat);
     }
   }

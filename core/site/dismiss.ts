@@ -36,7 +36,8 @@ export interface DismissLog {
 export type DismissResult = { dismissed: number; notOpen: string[]; by: string; alike: number };
 
 /** Checks the note, the user's PIN and role, then dismisses as that user. */
-export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: DismissRequest, log?: DismissLog): Promise<DismissResult> {
+/** `signedIn`: called once the PIN is checked and the role allowed, before the letters are dismissed. */
+export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: DismissRequest, log?: DismissLog, signedIn?: () => void): Promise<DismissResult> {
   // The request first: a malformed one does not count against the user's PIN.
   const note = checkRequest(r.ids, r.note);
   const signIn = await users.verifyPin(r.user, r.pin);
@@ -46,6 +47,7 @@ export async function dismissWithPin(users: UserStore, ingestor: Ingestor, r: Di
   }
   const user = signIn.user;
   if (!DECIDER_ROLES.includes(user.role)) throw new DismissRefused(`dismiss refused: user '${user.name}' is ${user.role}; only ${DECIDER_ROLES.join(' and ')} dismiss dead letters`);
+  signedIn?.();
   return dismiss(ingestor, r.ids, user.name, note, log, r.alike === true);
 }
 

@@ -19,7 +19,9 @@
 // `statusEveryMs` (default 5 s); `alarm` when an alarm appears. Nothing polls a table's data
 // faster than its budget: data is read only when a UI asks.
 //
-// Concurrency: single-threaded; the listeners run synchronously on the tick.
+// Concurrency: single-threaded; the listeners run synchronously on the tick. A call may wait across
+// an await (a PIN's hash, a decision's re-check): `stop` refuses new calls and waits for those in
+// flight, at most STOP_CALLS_WAIT_MS, before the site closes site.db and the tables.
 
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -96,6 +98,19 @@ export interface SiteServiceOptions {
 }
 
 type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: SessionContext) => Promise<SiteApiMethods[M]['res']> | SiteApiMethods[M]['res'];
+
+/**
+ * How long `SiteService.stop` waits for the API calls in flight before the site closes site.db and
+ * the tables. A sign-in or a decision hashes a PIN (about 0.1 s at the default scrypt cost; a few
+ * dozen queued on the threadpool take seconds), and a decision commits, re-checks and runs the
+ * agent once; 10 s holds all of that and leaves most of a service manager's stop timeout
+ * (docs/operations.md: TimeoutStopSec=60) to the commit and close that follow. A call still running
+ * then is stuck, not slow: the site stops without it.
+ */
+export const STOP_CALLS_WAIT_MS = 10_000;
+
+/** A call refused, or cut short, because the site is stopping. */
+const stoppingError = (message: string): SiteApiError => new SiteApiError('conflict', message);
 
 const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
 const HISTORY_LIMIT = 1000;
@@ -195,6 +210,12 @@ export class SiteService implements SiteBackend {
   private fed: { bindings: readonly unknown[]; tables: ReadonlySet<string> } | undefined;
   /** Alarm keys the last status tick pushed (an `alarm` event goes out for each new one). */
   private pushedAlarms = new Set<string>();
+  /** The calls being answered (`call`), which `stop` waits for. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Set by `stop`: every call from then on is refused. */
+  private stopping = false;
+  /** Set once `stop` has waited for the calls in flight (they finished, or the wait's bound passed). */
+  private stoppedWaiting = false;
 
   constructor(
     private readonly site: Site,
@@ -303,6 +324,16 @@ export class SiteService implements SiteBackend {
   // SiteBackend.
 
   async call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']> {
+    // Once the site stops, nothing new begins: site.db and the tables close behind it.
+    if (this.stopping) throw stoppingError('the site is stopping; try again once it has started again');
+    const p = this.run(method, req, session, input);
+    const done = () => void this.inFlight.delete(p);
+    this.inFlight.add(p);
+    p.then(done, done);
+    return p;
+  }
+
+  private async run<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']> {
     const h = this.handlers[method] as Handler<M> | undefined;
     if (!h) throw new SiteApiError('invalid', `unknown method ${method}`);
     // The session's checks are inside too: they read the user store, which can fail like any handler.
@@ -319,6 +350,9 @@ export class SiteService implements SiteBackend {
       }
       return await h(req, session);
     } catch (e) {
+      // A call that outlived the wait at stop failed on a closed site.db or table: said as such,
+      // not as an internal error whose log line comes after "site stopped".
+      if (this.stoppedWaiting && !(e instanceof SiteApiError)) throw stoppingError('the site stopped before this call finished; try again once it has started again');
       throw apiError(e, method, session, this.site, req);
     }
   }
@@ -348,10 +382,30 @@ export class SiteService implements SiteBackend {
     this.timer.unref?.();
   }
 
-  stop(): void {
+  /**
+   * Stops the site tick, refuses every call from now on (`conflict`, "the site is stopping"), and
+   * waits for the calls in flight — a PIN being hashed at a sign-in or a decision, a user being
+   * added, a decision being checked and committed — to finish, at most `waitMs`
+   * (STOP_CALLS_WAIT_MS): the site closes site.db and the tables only after it. Without the wait,
+   * a sign-in still hashing answered `internal` ("The database connection is not open"), its
+   * attempt counted against the user (the count is taken back after the hash), and its log line
+   * came after "site stopped". Resolves with how many calls were still running at the bound.
+   */
+  async stop(waitMs = STOP_CALLS_WAIT_MS): Promise<number> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     this.listeners.clear();
+    this.stopping = true;
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((r) => (timer = setTimeout(r, waitMs)));
+      await Promise.race([Promise.allSettled([...this.inFlight]), bound]);
+      clearTimeout(timer);
+    }
+    this.stoppedWaiting = true;
+    const left = this.inFlight.size;
+    if (left > 0) this.site.logLine(`stop: ${left === 1 ? '1 API call' : `${left} API calls`} still running after ${waitMs / 1000} s; the site stops without ${left === 1 ? 'it' : 'them'} (${left === 1 ? 'it is' : 'they are'} answered that the site stopped)`);
+    return left;
   }
 
   /** One site tick (exported for tests): pushes what changed. */

@@ -62,7 +62,7 @@ import { agentControlHandlers } from './cli/agent-cli.ts';
 import { ruleOrigins, rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
 import { RuleFileModules } from '../agents/rule-files.ts';
 import type { AgentRuleView } from './api.ts';
-import { SiteService } from './service.ts';
+import { SiteService, STOP_CALLS_WAIT_MS } from './service.ts';
 import { UiServer } from './ui-server.ts';
 import type { Contract } from '../ingest/contracts.ts';
 
@@ -1219,6 +1219,8 @@ export class Site {
       [
         'deadletters.replay',
         async (a, work) => {
+          // Slice by slice, each commit standing: the stop does not wait for a flood's replay.
+          work.interruptible();
           const r = await replayLogged(ingestor, positions(a.ids), a.alike === true, { log: this.log, via: 'tilstand deadletters replay' }, (p) => work.progress({ ...p }));
           // Letters still failing while config.json holds bindings or tables the running site has
           // not loaded (they take effect at the next start): the person is told, not left guessing.
@@ -1228,12 +1230,15 @@ export class Site {
       ],
       [
         'deadletters.dismiss',
-        (a) =>
+        (a, work) =>
           dismissWithPin(
             this.users,
             ingestor,
             { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string, alike: a.alike === true },
             { log: this.log, via: 'tilstand deadletters dismiss' },
+            // The PIN's check is waited for at stop (its attempt is counted before the hash); the
+            // slices after it, each commit standing, are not.
+            () => work.interruptible(),
           ),
       ],
       ['contracts.list', () => contracts.list()],
@@ -1260,7 +1265,9 @@ export class Site {
       // `tilstand sync now` on a running site: its engine holds the sender lock (core/sync/engine.ts).
       [
         'sync.now',
-        (a) => {
+        (a, work) => {
+          // The sync engine stops right after the calls in flight: its round ends after the step in flight.
+          work.interruptible();
           if (this.syncWaiting !== undefined) throw Object.assign(new Error(`the site running on ${this.data} is waiting for the sync lock: ${this.syncWaiting}`), { kind: 'Conflict' });
           if (!this.sync || this.hqTarget === undefined) {
             throw Object.assign(new Error(`the site running on ${this.data} has no HQ target (config hq.target, or start --hq)`), { kind: 'NotConfigured' });
@@ -1412,7 +1419,13 @@ export class Site {
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.restoreTimer) clearInterval(this.restoreTimer);
-    await step('site service', () => this.siteService?.stop());
+    // First the calls in flight (the site API's, the control socket's): they finish on an open
+    // site.db and open tables, at most STOP_CALLS_WAIT_MS for both together; new ones are refused
+    // ("the site is stopping") from here on.
+    await step('calls in flight', async () => {
+      const [, control] = await Promise.all([this.siteService?.stop(STOP_CALLS_WAIT_MS), this.control?.quiesce(STOP_CALLS_WAIT_MS)]);
+      if (control) this.log(`stop: ${control === 1 ? '1 control request' : `${control} control requests`} still running after ${STOP_CALLS_WAIT_MS / 1000} s; the site stops without ${control === 1 ? 'it' : 'them'}`);
+    });
     await step('sync', async () => {
       if (this.syncRetry) clearTimeout(this.syncRetry);
       await this.sync?.stop();

@@ -5,7 +5,10 @@
 //   electron electron/main.mjs [--data <dir>] [--demo] [--kiosk] [--fullscreen]
 //                              [--mqtt-port <n>] [--http-port <n>] [--serve-ui]
 // Arguments Electron or Chromium add (`--no-sandbox`, `--enable-logging`, the app path, …) are
-// ignored; an unknown `--tilstand-…`-looking flag of ours is an error with the usage.
+// ignored, as is any other flag we do not know — except one within two edits of one of ours
+// (`--htp-port`, `--kiosc`, `--mqtt_port`: `nearMiss`), which is refused naming the flag meant,
+// with the usage. Ignored, a mistyped flag left the shell on the config's port or out of kiosk
+// mode without a word. No switch of Chromium's or Electron's is that close to ours.
 //
 // Order (Electron's rules): the privileged app scheme is registered before `ready`; the
 // single-instance lock is taken before the site starts (a second start only focuses the first
@@ -36,6 +39,30 @@ export const SHELL_USAGE = 'usage: tilstand-electron [--data <dir>] [--demo] [--
 const OURS = new Set(['--data', '--demo', '--kiosk', '--fullscreen', '--mqtt-port', '--http-port', '--serve-ui']);
 const VALUED = new Set(['--data', '--mqtt-port', '--http-port']);
 
+/** The longest edit distance at which an unknown flag is taken for a mistyped one of ours. */
+const NEAR_MISS_EDITS = 2;
+
+/** The flag of ours `flag` (not one of them) is within NEAR_MISS_EDITS edits of, if any. */
+function nearMiss(flag: string): string | undefined {
+  let best: { flag: string; d: number } | undefined;
+  for (const ours of OURS) {
+    const d = editDistance(flag, ours);
+    if (d <= NEAR_MISS_EDITS && (best === undefined || d < best.d)) best = { flag: ours, d };
+  }
+  return best?.flag;
+}
+
+/** Levenshtein distance (insert, delete, substitute: one edit each). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
 /** Parses our flags out of process.argv (everything else belongs to Electron/Chromium). */
 export function parseShellArgs(argv: readonly string[], defaults: { data?: string } = {}): ShellArgs {
   const out: ShellArgs = { data: resolve(defaults.data ?? './tilstand-data'), demo: false, kiosk: false, fullscreen: false, serveUi: false };
@@ -47,7 +74,11 @@ export function parseShellArgs(argv: readonly string[], defaults: { data?: strin
     const raw = argv[i]!;
     const eq = raw.indexOf('=');
     const flag = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
-    if (!OURS.has(flag)) continue;
+    if (!OURS.has(flag)) {
+      const meant = raw.startsWith('--') ? nearMiss(flag) : undefined;
+      if (meant !== undefined) throw new ShellArgsError(`${flag}: unknown option; did you mean ${meant}?\n${SHELL_USAGE}`);
+      continue;
+    }
     let value: string | undefined;
     if (VALUED.has(flag)) value = eq > 0 && raw.startsWith('--') ? raw.slice(eq + 1) : argv[++i];
     switch (flag) {

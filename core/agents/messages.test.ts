@@ -147,11 +147,12 @@ describe('what a run stores', () => {
         expect(t[lang]!.explanation).not.toMatch(/[{}]|undefined|\[object/);
       }
     }
-    // The resource's kind as the floor says it (stored as machine; the English is the code).
+    // The resource's kind as the floor says it (stored as machine; the English is the code); its
+    // capability, the site's own value, as data (messages-languages.test.ts).
     const idle = created.find((p) => p.ruleId === 'idle-resource')!;
     expect(idle.explanation).toMatch(/^M-1 \(machine, pick\) has been free/);
-    expect(translations(idle, agent.messages).nb!.explanation).toMatch(/^M-1 \(maskin, pick\) har vært ledig/);
-    expect(translations(idle, agent.messages).de!.explanation).toMatch(/^M-1 \(Maschine, pick\) ist seit/);
+    expect(translations(idle, agent.messages).nb!.explanation).toMatch(/^M-1 \(maskin, «pick»\) har vært ledig/);
+    expect(translations(idle, agent.messages).de!.explanation).toMatch(/^M-1 \(Maschine, „pick“\) ist seit/);
     // J-3 (priority 2) is ahead of J-2 in the queue for the same item.
     const release = created.find((p) => p.params.job_id === 'J-2')!;
     expect(release.explanation).toBe('Job J-2 is blocked (no reason given) but 10 BOLT are now available (needs 5 after 4 for J-3 ahead of it in the queue). Release it.');

@@ -6,9 +6,15 @@
 // beside it, so the site can show the same proposal in Norwegian or German (`translations`).
 //
 // Templates: `{name}` is the parameter `name`. A parameter that is itself a message (`msg(…)`)
-// is rendered in the same language; an array is joined with ", "; a number or string as it is.
-// A template names the same parameters in every language (tested), so a message that renders in
-// English renders in all of them. A stored message whose id or parameter a later version no
+// is rendered in the same language; an array is joined with ", "; a string as it is; a number in
+// nb and de in the language's number format, as the floor UI writes numbers (`numberText`:
+// "−18", "1 234,5", "1.234,5"), in English as it always was (the record). `{name:data}` is a
+// value of the site's own data (a capability, a blocked reason, a status or kind the catalog has
+// no word for): a string there is shown as data, in the language's quotation marks (`DATA_QUOTES`:
+// «pick», „pick“; none in English, the record), never translated; a message there (a value the
+// catalog knows, "unknown capability") is words, unquoted. A template names the same parameters,
+// with the same marks, in every language (tested), so a message that renders in English renders
+// in all of them. A stored message whose id or parameter a later version no
 // longer has renders as undefined, and the reader falls back to the stored English text.
 
 import { isMessage, PROPOSAL_MESSAGE_KEYS, type Json, type Message, type Proposal, type ProposalMessages } from '../inbox/index.ts';
@@ -46,16 +52,17 @@ export const SHARED_MESSAGES: MessageTemplates = {
   // Two or more tables: the language's "and" before the last; English the ", " its stored text
   // always had ("work_queue, resources").
   'tables.list': { en: '{items}, {last}', nb: '{items} og {last}', de: '{items} und {last}' },
-  'job.blocked': { en: 'blocked ({reason})', nb: 'blokkert ({reason})', de: 'blockiert ({reason})' },
+  // A blocked reason is the site's own text (or `reason.none`/`reason.notGiven`): data.
+  'job.blocked': { en: 'blocked ({reason:data})', nb: 'blokkert ({reason:data})', de: 'blockiert ({reason:data})' },
   'reason.none': { en: 'no reason', nb: 'ingen årsak', de: 'kein Grund' },
   'reason.notGiven': { en: 'no reason given', nb: 'ingen årsak oppgitt', de: 'kein Grund angegeben' },
   'capability.unknown': { en: 'unknown capability', nb: 'ukjent ferdighet', de: 'unbekannte Fähigkeit' },
   'list.more': { en: '{ids} and {n} more', nb: '{ids} og {n} til', de: '{ids} und {n} weitere' },
   // Why a proposal no longer holds (Rule.recheck), said by several rules.
   'recheck.jobGone': { en: 'job {job} is no longer in the queue', nb: 'jobb {job} er ikke lenger i køen', de: 'Auftrag {job} ist nicht mehr in der Warteschlange' },
-  'recheck.jobNow': { en: 'job {job} is now {status}', nb: 'jobb {job} er nå {status}', de: 'Auftrag {job} ist jetzt {status}' },
+  'recheck.jobNow': { en: 'job {job} is now {status:data}', nb: 'jobb {job} er nå {status:data}', de: 'Auftrag {job} ist jetzt {status:data}' },
   'recheck.resourceGone': { en: 'resource {resource} no longer exists', nb: 'ressurs {resource} finnes ikke lenger', de: 'Ressource {resource} gibt es nicht mehr' },
-  'recheck.resourceNow': { en: 'resource {resource} is now {state}', nb: 'ressurs {resource} er nå {state}', de: 'Ressource {resource} ist jetzt {state}' },
+  'recheck.resourceNow': { en: 'resource {resource} is now {state:data}', nb: 'ressurs {resource} er nå {state:data}', de: 'Ressource {resource} ist jetzt {state:data}' },
   'recheck.ruleGone': { en: 'rule {rule} is not installed any more', nb: 'regel {rule} er ikke installert lenger', de: 'Regel {rule} ist nicht mehr installiert' },
   // A run's withdrawal: the rule's reason and the run that found it.
   'recheck.withdrawn': { en: '{reason} (run {run})', nb: '{reason} (kjøring {run})', de: '{reason} (Lauf {run})' },
@@ -66,13 +73,13 @@ export const SHARED_MESSAGES: MessageTemplates = {
   'recheck.withdrawnChanged': { en: '{reason} (seen when {tables} changed)', nb: '{reason} (sett da {tables} endret seg)', de: '{reason} (bemerkt bei Änderungen an {tables})' },
 };
 
-/** A job's status as a message; a status the seed tables do not know stays its code. */
+/** A job's status as a message; a status the seed tables do not know stays its code (shown as data: `{status:data}`). */
 export const jobStatus = (code: string | null): Json => (code !== null && SHARED_MESSAGES[`job.status.${code}`] ? msg(`job.status.${code}`) : String(code));
 
-/** A resource's state as a message; a state the seed tables do not know stays its code. */
+/** A resource's state as a message; a state the seed tables do not know stays its code (shown as data: `{state:data}`). */
 export const resourceState = (code: string | null): Json => (code !== null && SHARED_MESSAGES[`resource.state.${code}`] ? msg(`resource.state.${code}`) : String(code));
 
-/** A resource's kind as a message; a kind the seed tables do not know stays its code. */
+/** A resource's kind as a message; a kind the seed tables do not know stays its code (shown as data: `{kind:data}`). */
 export const resourceKind = (code: string): Json => (SHARED_MESSAGES[`resource.kind.${code}`] ? msg(`resource.kind.${code}`) : code);
 
 /**
@@ -94,11 +101,39 @@ function current(m: Message): Message {
   return typeof tables === 'string' ? { id: m.id, params: { ...m.params, tables: tableList(tables.split(', ')) } } : m;
 }
 
-const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)(:data)?\}/g;
 
-/** The parameter names a template uses, sorted. */
+/** The parameters a template uses, sorted: each name, with `:data` where it is marked as the site's data. */
 export function placeholders(template: string): string[] {
-  return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]!))].sort();
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]! + (m[2] ?? '')))].sort();
+}
+
+/**
+ * The quotation marks around a value of the site's data (`{name:data}`) in each language. None in
+ * English: the English text is the record (DESIGN.md "Messages"), word for word what it was.
+ */
+const DATA_QUOTES: Readonly<Record<MessageLang, readonly [string, string]>> = { en: ['', ''], nb: ['«', '»'], de: ['„', '“'] };
+
+/** The floor UI's locale of each language (renderer/src/i18n/messages.ts LOCALES). */
+const NUMBER_LOCALES: Readonly<Record<MessageLang, string>> = { en: 'en-GB', nb: 'nb-NO', de: 'de-DE' };
+
+const numberFormats = new Map<string, Intl.NumberFormat>();
+
+/**
+ * A number in `lang`'s format, as the floor UI writes numbers (grouping, decimal comma, minus
+ * sign: "−18" in Norwegian), with every digit it has, none added or rounded; English as it always
+ * was (the record), and so a number no format writes exactly (`1e+21`, NaN).
+ */
+function numberText(n: number, lang: MessageLang): string {
+  const stored = String(n);
+  const m = lang === 'en' ? null : /^-?\d+(?:\.(\d+))?$/.exec(stored);
+  const digits = m?.[1]?.length ?? 0;
+  if (m === null || digits > 20) return stored;
+  const key = `${lang}|${digits}`;
+  let f = numberFormats.get(key);
+  if (f === undefined) numberFormats.set(key, (f = new Intl.NumberFormat(NUMBER_LOCALES[lang], { minimumFractionDigits: digits, maximumFractionDigits: digits })));
+  // Formatted from the text, not the double: the digits String() gave are the ones shown.
+  return f.format(stored as `${number}`);
 }
 
 /** A message's text in `lang`; undefined when a template or a parameter is missing. */
@@ -106,23 +141,26 @@ export function renderMessage(m: Message, templates: MessageTemplates, lang: Mes
   const template = templates[m.id]?.[lang];
   if (template === undefined) return undefined;
   let missing = false;
-  const text = template.replace(PLACEHOLDER, (_, name: string) => {
+  const text = template.replace(PLACEHOLDER, (_, name: string, data: string | undefined) => {
     const v = m.params[name];
-    const s = paramText(v, templates, lang);
+    const s = paramText(v, templates, lang, data !== undefined);
     if (s === undefined) missing = true;
     return s ?? '';
   });
   return missing ? undefined : text;
 }
 
-function paramText(v: Json | undefined, templates: MessageTemplates, lang: MessageLang): string | undefined {
+function paramText(v: Json | undefined, templates: MessageTemplates, lang: MessageLang, data: boolean): string | undefined {
   if (v === undefined || v === null) return undefined;
   if (isMessage(v)) return renderMessage(v, templates, lang);
   if (Array.isArray(v)) {
-    const parts = v.map((x) => paramText(x, templates, lang));
+    const parts = v.map((x) => paramText(x, templates, lang, data));
     return parts.some((p) => p === undefined) ? undefined : parts.join(', ');
   }
-  return typeof v === 'object' ? undefined : String(v);
+  if (typeof v === 'number') return numberText(v, lang);
+  if (typeof v === 'object') return undefined;
+  const [open, close] = data && typeof v === 'string' ? DATA_QUOTES[lang] : ['', ''];
+  return `${open}${String(v)}${close}`;
 }
 
 /** The templates of a set of rules and the shared fragments. A rule's ids start with its own id. */

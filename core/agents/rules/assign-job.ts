@@ -69,21 +69,25 @@ export const assignJob: Rule = {
   description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised, or an open one names, is not offered again.',
   messages: {
     'assign-job.explanation': {
-      en: 'Job {job} (priority {priority}) is released and waiting; {resource} is free and can {capability}. Start it there.',
-      nb: 'Jobb {job} (prioritet {priority}) er frigitt og venter; {resource} er ledig og kan {capability}. Start den der.',
-      de: 'Auftrag {job} (Priorität {priority}) ist freigegeben und wartet; {resource} ist frei und kann {capability}. Dort starten.',
+      en: 'Job {job} (priority {priority}) is released and waiting; {resource} is free and can {capability:data}. Start it there.',
+      nb: 'Jobb {job} (prioritet {priority}) er frigitt og venter; {resource} er ledig og har ferdigheten {capability:data}. Start den der.',
+      de: 'Auftrag {job} (Priorität {priority}) ist freigegeben und wartet; {resource} ist frei und hat die Fähigkeit {capability:data}. Dort starten.',
     },
     'assign-job.risk': {
       en: 'reversible, and the module refuses it if the job or the resource changed meanwhile',
       nb: 'kan omgjøres, og modulen avviser den hvis jobben eller ressursen har endret seg i mellomtiden',
       de: 'umkehrbar, und das Modul lehnt sie ab, wenn sich der Auftrag oder die Ressource inzwischen geändert hat',
     },
-    'assign-job.recheckAssigned': { en: 'job {job} is now {status} on {resource}', nb: 'jobb {job} er nå {status} på {resource}', de: 'Auftrag {job} ist jetzt {status} auf {resource}' },
-    'assign-job.recheckCapability': { en: 'resource {resource} can no longer {capability}', nb: 'ressurs {resource} kan ikke lenger {capability}', de: 'Ressource {resource} kann nicht mehr {capability}' },
+    'assign-job.recheckAssigned': { en: 'job {job} is now {status:data} on {resource}', nb: 'jobb {job} er nå {status:data} på {resource}', de: 'Auftrag {job} ist jetzt {status:data} auf {resource}' },
+    'assign-job.recheckCapability': {
+      en: 'resource {resource} can no longer {capability:data}',
+      nb: 'ressurs {resource} har ikke lenger ferdigheten {capability:data}',
+      de: 'Ressource {resource} hat die Fähigkeit {capability:data} nicht mehr',
+    },
     'assign-job.recheckPromised': {
       en: 'resource {resource} is promised to job {job} by the approved {proposal}',
-      nb: 'ressurs {resource} er lovet bort til jobb {job} av den godkjente {proposal}',
-      de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten {proposal} zugesagt',
+      nb: 'ressurs {resource} er lovet bort til jobb {job} av det godkjente forslaget {proposal}',
+      de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten Vorschlag {proposal} zugesagt',
     },
   },
 

@@ -36,9 +36,9 @@ export const escalateLateJob: Rule = {
   description: 'Escalate a job that will miss its due time (now + the run time of its capability > due_at), from the priority it has when approved.',
   messages: {
     'escalate-late-job.explanation': {
-      en: 'Job {job} is {state} and due {due}. Started now it takes about {minutes} min ({capability}), so it ends {late} late. Raise its priority from {priority}.',
-      nb: 'Jobb {job} er {state} og har frist {due}. Startet nå tar den ca. {minutes} min ({capability}), så den blir ferdig {late} for sent. Hev prioriteten fra {priority}.',
-      de: 'Auftrag {job} ist {state} und fällig am {due}. Jetzt gestartet dauert er etwa {minutes} Min. ({capability}) und wird {late} zu spät fertig. Priorität von {priority} anheben.',
+      en: 'Job {job} is {state} and due {due}. Started now it takes about {minutes} min ({capability:data}), so it ends {late} late. Raise its priority from {priority}.',
+      nb: 'Jobb {job} er {state} og har frist {due}. Startet nå tar den ca. {minutes} min ({capability:data}), så den blir ferdig {late} for sent. Hev prioriteten fra {priority}.',
+      de: 'Auftrag {job} ist {state} und fällig am {due}. Jetzt gestartet dauert er etwa {minutes} Min. ({capability:data}) und wird {late} zu spät fertig. Priorität von {priority} anheben.',
     },
     'escalate-late-job.lateUnderMinute': { en: 'less than a minute', nb: 'under ett minutt', de: 'weniger als eine Minute' },
     'escalate-late-job.lateMinutes': { en: 'about {n} min', nb: 'ca. {n} min', de: 'etwa {n} Min.' },

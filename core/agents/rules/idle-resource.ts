@@ -49,24 +49,24 @@ export const idleResource: Rule = {
   description: 'Flag a resource idle (free for a while) while work with its capability waits, citing the waiting jobs most urgent first.',
   messages: {
     'idle-resource.explanation': {
-      en: '{resource} ({kind}, {capability}) has been free for {minutes} min while {count} job(s) needing {capability} wait: {jobs}.',
-      nb: '{resource} ({kind}, {capability}) har vært ledig i {minutes} min mens {count} jobb(er) som trenger {capability} venter: {jobs}.',
-      de: '{resource} ({kind}, {capability}) ist seit {minutes} Min. frei, während {count} Auftrag/Aufträge mit Bedarf an {capability} warten: {jobs}.',
+      en: '{resource} ({kind:data}, {capability:data}) has been free for {minutes} min while {count} job(s) needing {capability:data} wait: {jobs}.',
+      nb: '{resource} ({kind:data}, {capability:data}) har vært ledig i {minutes} min mens {count} jobb(er) som trenger {capability:data} venter: {jobs}.',
+      de: '{resource} ({kind:data}, {capability:data}) ist seit {minutes} Min. frei, während {count} Auftrag/Aufträge mit Bedarf an {capability:data} warten: {jobs}.',
     },
     'idle-resource.kindUnknown': { en: 'resource', nb: 'ressurs', de: 'Ressource' },
     'idle-resource.risk': { en: 'a notice: nothing is sent to any module', nb: 'et varsel: ingenting sendes til noen modul', de: 'ein Hinweis: an kein Modul wird etwas gesendet' },
-    'idle-resource.recheckState': { en: 'resource {resource} is now {state} (since {since})', nb: 'ressurs {resource} er nå {state} (siden {since})', de: 'Ressource {resource} ist jetzt {state} (seit {since})' },
+    'idle-resource.recheckState': { en: 'resource {resource} is now {state:data} (since {since})', nb: 'ressurs {resource} er nå {state:data} (siden {since})', de: 'Ressource {resource} ist jetzt {state:data} (seit {since})' },
     'idle-resource.recheckPromised': {
       en: 'resource {resource} is promised to job {job} by the approved {proposal}',
-      nb: 'ressurs {resource} er lovet bort til jobb {job} av den godkjente {proposal}',
-      de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten {proposal} zugesagt',
+      nb: 'ressurs {resource} er lovet bort til jobb {job} av det godkjente forslaget {proposal}',
+      de: 'Ressource {resource} ist Auftrag {job} durch den genehmigten Vorschlag {proposal} zugesagt',
     },
     'idle-resource.recheckNotIdleLong': {
       en: 'resource {resource} has been free for {minutes} min, less than the {threshold} min that make it idle',
       nb: 'ressurs {resource} har vært ledig i {minutes} min, mindre enn de {threshold} min før den regnes som uvirksom',
       de: 'Ressource {resource} ist seit {minutes} Min. frei, weniger als die {threshold} Min., ab denen sie als untätig gilt',
     },
-    'idle-resource.recheckNoWork': { en: 'no work needing {capability} waits any more', nb: 'ingen jobb som trenger {capability} venter lenger', de: 'es wartet keine Arbeit mit Bedarf an {capability} mehr' },
+    'idle-resource.recheckNoWork': { en: 'no work needing {capability:data} waits any more', nb: 'ingen jobb som trenger {capability:data} venter lenger', de: 'es wartet keine Arbeit mit Bedarf an {capability:data} mehr' },
   },
 
   evaluate(ctx) {

@@ -179,12 +179,13 @@ function allocate(ctx: RuleContext): Map<string, Share> {
  */
 function spareOf(ctx: RuleContext, item: string, rows: readonly Row[]): { spare: number; points: Json } {
   let spare = 0;
-  const points: string[] = [];
+  // Each a message, so its number is in the language's format like the numbers around it.
+  const points: Json[] = [];
   for (const r of rows) {
     const location = String(r.location);
     const point = reorderPolicy(ctx.config, item, location).reorderPoint;
     spare += Math.max(0, Math.min(available(r), position(r) - point));
-    points.push(`${location}: ${point}`);
+    points.push(msg('release-blocked-job.point', { location, point }));
   }
   return { spare: exact(spare), points: points.length <= 3 ? points : msg('list.more', { ids: points.slice(0, 3), n: points.length - 3 }) };
 }
@@ -202,9 +203,9 @@ export const releaseBlockedJob: Rule = {
     'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after the jobs released and not yet started and those an approved release promised it to (a job whose release the inbox would suppress takes none); medium risk when it takes a location below its own reorder point.',
   messages: {
     'release-blocked-job.explanation': {
-      en: 'Job {job} is blocked ({reason}) but {available} {item} are now available (needs {qty}{share}). Release it.',
-      nb: 'Jobb {job} er blokkert ({reason}), men nå er {available} {item} tilgjengelig (trenger {qty}{share}). Frigi den.',
-      de: 'Auftrag {job} ist blockiert ({reason}), aber jetzt sind {available} {item} verfügbar (benötigt {qty}{share}). Freigeben.',
+      en: 'Job {job} is blocked ({reason:data}) but {available} {item} are now available (needs {qty}{share}). Release it.',
+      nb: 'Jobb {job} er blokkert ({reason:data}), men nå er {available} {item} tilgjengelig (trenger {qty}{share}). Frigi den.',
+      de: 'Auftrag {job} ist blockiert ({reason:data}), aber jetzt sind {available} {item} verfügbar (benötigt {qty}{share}). Freigeben.',
     },
     // A leading space: it follows the quantity, and is empty when no job is ahead.
     'release-blocked-job.share': {
@@ -227,6 +228,8 @@ export const releaseBlockedJob: Rule = {
       nb: 'jobben bruker {qty} av {rest} tilgjengelige {item}{share}; bare {spare} kan tas uten at en lagerplass faller under bestillingspunktet sitt ({points})',
       de: 'der Auftrag verbraucht {qty} von {rest} verfügbaren {item}{share}; nur {spare} lassen sich entnehmen, ohne dass ein Lagerort unter seinen Meldebestand fällt ({points})',
     },
+    // A location's reorder point in riskBelowLocationPoint's `points` (a plain "A: 5" before).
+    'release-blocked-job.point': { en: '{location}: {point}', nb: '{location}: {point}', de: '{location}: {point}' },
     // v3's (the item's total against one point): kept so that proposals stored by v3 still translate.
     'release-blocked-job.riskBelowReorder': {
       en: 'the job uses {qty} of {rest} available {item}{share}, leaving {left}, below the reorder point {reorderPoint}',
@@ -245,9 +248,9 @@ export const releaseBlockedJob: Rule = {
       de: 'Auftrag {job} ist nicht mehr wegen Material blockiert',
     },
     'release-blocked-job.recheckNotMaterialReason': {
-      en: 'job {job} is no longer blocked for material ({reason})',
-      nb: 'jobb {job} er ikke lenger blokkert av materiale ({reason})',
-      de: 'Auftrag {job} ist nicht mehr wegen Material blockiert ({reason})',
+      en: 'job {job} is no longer blocked for material ({reason:data})',
+      nb: 'jobb {job} er ikke lenger blokkert av materiale ({reason:data})',
+      de: 'Auftrag {job} ist nicht mehr wegen Material blockiert ({reason:data})',
     },
     'release-blocked-job.recheckShort': {
       en: 'only {available} {item} available now; the job needs {qty}',

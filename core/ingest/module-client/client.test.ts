@@ -407,27 +407,32 @@ describe('ModuleClient', () => {
   });
 
   it('loses no acknowledgement it promised when the process is killed among a stream of PUBACKs', async () => {
-    // A module in a child process publishes, prints each seq whose publish() resolved, and is
-    // killed (SIGKILL: nothing flushed, nothing closed) after the 300th.
+    // A module in a child process publishes, records each seq whose publish() resolved, and is
+    // killed (SIGKILL: nothing flushed, nothing closed) after the 300th. It records them with
+    // writeSync into a file, each in the kernel before the next line runs: lines written to its
+    // stdout were lost at the kill (a child's stdout is a socketpair; each small write takes about
+    // 770 bytes of its 208 KiB send buffer, so with the parent busy under load about 278 lines got
+    // through and the rest died in the child's write queue, "278 < 300", a flake, not a lost ack).
     const outboxPath = join(dir, 'crash.db');
+    const promisedPath = join(dir, 'promised.txt');
     const script = `
+      import { openSync, writeSync } from 'node:fs';
       import { ModuleClient } from ${JSON.stringify(new URL('./client.ts', import.meta.url).pathname)};
+      const promised = openSync(${JSON.stringify(promisedPath)}, 'w');
       const c = new ModuleClient({ url: ${JSON.stringify(broker.url)}, site: 's1', module: 'crashing', outboxPath: ${JSON.stringify(outboxPath)}, onWarning: () => {} });
       await c.connected();
       let resolved = 0;
       for (let q = 1; q <= 2000; q++) {
         c.publish('stock', 'c', null, { item: 'A-' + q, location: 'L1', qty: q }, { name: 'inventory.stock', version: 1 }).then(({ seq }) => {
-          process.stdout.write(seq + '\\n');
+          writeSync(promised, seq + '\\n');
           if (++resolved === 300) process.kill(process.pid, 'SIGKILL');
         });
       }
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (d) => (out += d));
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
     const signal = await new Promise<NodeJS.Signals | null>((r) => child.on('close', (_code, sig) => r(sig)));
     expect(signal).toBe('SIGKILL');
-    const promised = out.split('\n').filter(Boolean).map(Number);
+    const promised = readFileSync(promisedPath, 'utf8').split('\n').filter(Boolean).map(Number);
     expect(promised.length).toBeGreaterThanOrEqual(300);
     const db = new Database(outboxPath, { readonly: true });
     const acked = new Set((db.prepare("SELECT seq FROM events WHERE stream = 'stock' AND acked_ms IS NOT NULL").pluck().all() as number[]));

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { watchIdle } from './idle.ts';
-import { errorLineFocus } from './components/common.tsx';
+import { errorLineFocus, focusFirstOf } from './components/common.tsx';
 import { ErrorBoundary } from './components/ErrorBoundary.tsx';
 import { LanguagePicker } from './components/LanguagePicker.tsx';
 import { SyncChip } from './components/SyncChip.tsx';
@@ -66,6 +66,14 @@ export function App() {
   const loadStatus = useApp((s) => s.loadStatus);
   const loadProposals = useApp((s) => s.loadProposals);
   useEffect(() => void loadMe(), [loadMe]);
+  // Signed in (or a reload's session taken up), the inbox is shown and the focus, its field gone
+  // with the sign-in screen, fell to the page, where Tab started at the header's language picker:
+  // it goes to the inbox's heading, so Tab goes on to the most urgent proposal's row. One put
+  // elsewhere meanwhile stays.
+  const signedInAs = user?.name ?? null;
+  useEffect(() => {
+    if (signedInAs !== null && typeof document !== 'undefined') focusFirstOf(['.inbox-list > h2'], document, { ifDropped: true });
+  }, [signedInAs]);
   useEffect(() => {
     if (user) {
       void loadStatus();

@@ -77,10 +77,10 @@ describe('screens', () => {
 
   it('the inbox heading: one proposal waits', () => {
     const p = { id: 'P-1', status: 'open', action: 'release_job', module: 'operations', params: {}, ruleId: 'r', ruleVersion: '1', risk: 'low', riskReason: '', explanation: '', createdMs: 0 } as unknown as ProposalView;
-    expect(render(Inbox, { proposals: [p], lang: 'de' })).toContain('<h2>1 wartet auf eine Entscheidung</h2>');
-    expect(render(Inbox, { proposals: [p], lang: 'en' })).toContain('<h2>1 waiting for a decision</h2>');
-    expect(render(Inbox, { proposals: [{ ...p, status: 'deferred' }], lang: 'de' })).toContain('<h2>1 wartet auf eine Entscheidung, zurückgestellt</h2>');
-    expect(render(Inbox, { proposals: [p, { ...p, id: 'P-2' }], lang: 'de' })).toContain('<h2>2 warten auf eine Entscheidung</h2>');
+    expect(render(Inbox, { proposals: [p], lang: 'de' })).toContain('<h2 tabindex="-1">1 wartet auf eine Entscheidung</h2>');
+    expect(render(Inbox, { proposals: [p], lang: 'en' })).toContain('<h2 tabindex="-1">1 waiting for a decision</h2>');
+    expect(render(Inbox, { proposals: [{ ...p, status: 'deferred' }], lang: 'de' })).toContain('<h2 tabindex="-1">1 wartet auf eine Entscheidung, zurückgestellt</h2>');
+    expect(render(Inbox, { proposals: [p, { ...p, id: 'P-2' }], lang: 'de' })).toContain('<h2 tabindex="-1">2 warten auf eine Entscheidung</h2>');
   });
 });
 

@@ -145,6 +145,7 @@ export function History() {
   const loadHistory = useApp((s) => s.loadHistory);
   const loadDiff = useApp((s) => s.loadDiff);
   const tags = useApp((s) => s.tags);
+  const tagsReadFor = useApp((s) => s.tagsReadFor);
   const loadTags = useApp((s) => s.loadTags);
   const [table, setTable] = useState('stock');
   const [kind, setKind] = useState<Kind>('latest');
@@ -176,8 +177,12 @@ export function History() {
   // Why Show and Compare wait, beside them: disabled with nothing said (a tag search that finds
   // none, a table without tags, a snapshot that is no number), they looked broken.
   // (A tag kind with tags listed and none picked yet is the moment before the effect above picks one.)
+  // Of the tags, only once those of the table and search shown have come: while they are on their
+  // way (or the search's pause runs) nothing is said, and after a read that failed the error line
+  // says why (it said "stock has no tags yet" of a table whose tags had not come).
+  const tagsCame = tagsReadFor !== null && tagsReadFor.table === table && tagsReadFor.search === tagSearch.trim();
   const missing: string | null =
-    point !== null || (kind === 'tag' && tags.length > 0)
+    point !== null || (kind === 'tag' && (tags.length > 0 || !tagsCame))
       ? null
       : kind === 'tag'
         ? tagSearch.trim() !== ''

@@ -169,17 +169,22 @@ describe('another proposal on its way to the panel', () => {
 describe('the keyboard focus after a decision', () => {
   afterEach(() => vi.unstubAllGlobals());
 
-  /** A page whose list shows `ids`; the focus on `active` (the body: it fell to the page); `focused` what was focused since. */
-  const page = (ids: string[], active: 'body' | 'picker' = 'body'): FocusDocument & { focused: string | null } => {
+  /**
+   * A page whose list shows `ids`; the focus on `active` (the body: it fell to the page; a row's
+   * proposal id: on that row; 'defer': on the panel's Defer button); `focused` what was focused since.
+   */
+  const page = (ids: string[], active: 'body' | 'picker' | 'defer' | { row: string } = 'body'): FocusDocument & { focused: string | null } => {
     const body = { tagName: 'BODY' };
     const doc: { focused: string | null; body: unknown; activeElement: unknown; querySelector?: unknown; querySelectorAll?: unknown } = {
       focused: null,
       body,
-      activeElement: active === 'body' ? body : { tagName: 'SELECT' },
+      activeElement: null,
     };
+    const rows = ids.map((id) => ({ tagName: 'BUTTON', getAttribute: (n: string) => (n === 'data-proposal' ? id : null), focus: () => void (doc.focused = id) }));
+    doc.activeElement =
+      active === 'body' ? body : active === 'picker' ? { tagName: 'SELECT', getAttribute: () => null } : active === 'defer' ? { tagName: 'BUTTON', getAttribute: () => null } : rows.find((r) => r.getAttribute('data-proposal') === active.row);
     doc.querySelector = (sel: string) => (sel === '.inbox-list' ? { focus: () => void (doc.focused = 'list') } : null);
-    doc.querySelectorAll = (sel: string) =>
-      sel === '.inbox-list [data-proposal]' ? ids.map((id) => ({ getAttribute: (n: string) => (n === 'data-proposal' ? id : null), focus: () => void (doc.focused = id) })) : [];
+    doc.querySelectorAll = (sel: string) => (sel === '.inbox-list [data-proposal]' ? rows : []);
     return doc as unknown as FocusDocument & { focused: string | null };
   };
 
@@ -204,6 +209,65 @@ describe('the keyboard focus after a decision', () => {
     doc = page(['P-1', 'P-3']); // another proposal opened meanwhile: not this decision's place
     keepPlaceAfterDecision(doc, { decided: 'P-2', next: 'P-3' }, { id: 'P-1', status: 'approved' });
     expect(doc.focused).toBe(null);
+  });
+
+  it('after D from the deferred proposal\'s row (or with the focus on the page) goes to the row the panel went on to; on Defer it stays', async () => {
+    // Shown a, c, b: b deferred moved to the list's end, the panel on to c. The focus was on b's
+    // row (Enter had opened b there), ~2,400 px down and off the window, and Enter reopened b.
+    const { keepPlaceAfterDecision } = await import('./Inbox.tsx');
+    const deferral = { decided: 'b', next: 'c', deferred: true } as const;
+    const onC = { id: 'c', status: 'open' };
+    let doc = page(['a', 'c', 'b'], { row: 'b' });
+    keepPlaceAfterDecision(doc, deferral, onC);
+    expect(doc.focused).toBe('c');
+    doc = page(['a', 'c', 'b']);
+    keepPlaceAfterDecision(doc, deferral, onC);
+    expect(doc.focused).toBe('c');
+    doc = page(['a', 'c', 'b'], 'defer'); // the Defer button pressed: its focus stays (the buttons stay)
+    keepPlaceAfterDecision(doc, deferral, onC);
+    expect(doc.focused).toBe(null);
+    doc = page(['a', 'c', 'b'], { row: 'a' }); // on another row: put there by the person, it stays
+    keepPlaceAfterDecision(doc, deferral, onC);
+    expect(doc.focused).toBe(null);
+    doc = page(['a', 'c', 'b'], 'picker');
+    keepPlaceAfterDecision(doc, deferral, onC);
+    expect(doc.focused).toBe(null);
+    doc = page(['a', 'c', 'b'], { row: 'b' }); // another proposal opened since (a tap, N): not the deferral's to move
+    keepPlaceAfterDecision(doc, deferral, { id: 'a', status: 'open' });
+    expect(doc.focused).toBe(null);
+    doc = page(['a', 'c', 'b'], { row: 'b' }); // an approval's place is not a deferral's
+    keepPlaceAfterDecision(doc, { decided: 'b', next: 'c' }, onC);
+    expect(doc.focused).toBe(null);
+  });
+
+  it('is moved by the inbox after D from a row, once the panel shows the next open proposal', async () => {
+    const proposal = (id: string, createdMs: number) => ({ ...detail, id, createdMs, risk: 'high' as const });
+    let listed = [proposal('a', 1), proposal('b', 2), proposal('c', 3)];
+    const api = new Proxy({} as SiteApi, {
+      get(_t, m: string) {
+        if (m === 'listProposals') return async () => listed;
+        if (m === 'getProposal') return async (req: { id: string }) => listed.find((p) => p.id === req.id)!;
+        if (m === 'decide')
+          return async (req: { id: string }) => {
+            listed = listed.map((p) => (p.id === req.id ? { ...p, status: 'deferred' as const } : p));
+            return { outcome: 'deferred' };
+          };
+        return async () => [];
+      },
+    });
+    const store = createAppStore(api);
+    store.setState({ user: { name: 'Kari', roles: ['shift_lead'] } });
+    await store.getState().loadProposals();
+    await store.getState().select('b');
+    await store.getState().decide('defer');
+    expect(store.getState().selected!.id).toBe('c');
+    const doc = page(['a', 'c', 'b'], { row: 'b' });
+    vi.stubGlobal('document', doc);
+    vi.stubGlobal('window', new EventTarget());
+    holder.store = store;
+    const { Inbox } = await import('./Inbox.tsx');
+    Inbox(); // its effects run here (the hooks above)
+    expect(doc.focused).toBe('c');
   });
 
   it('is moved by the inbox once the decided proposal and the reloaded list are on the page', async () => {

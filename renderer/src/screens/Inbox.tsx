@@ -58,8 +58,26 @@ export type FocusDocument = Pick<Document, 'activeElement' | 'body' | 'querySele
  * decided row leaving the list, the keyboard focus fell to the page: it goes to the row after the
  * decided one (Enter opens it, N and Next open the same one), else to the list. A focus the
  * person put elsewhere meanwhile (a field, the language picker) stays.
+ * After a deferral that took the panel on to the next open proposal (`deferred`), a focus on the
+ * deferred one's row (D pressed there; the row moved to the list's end, off the window, and Enter
+ * reopened the deferred one) or on the page goes to the row of the one the panel shows; on the
+ * Defer button, or anywhere else, it stays.
  */
-export function keepPlaceAfterDecision(doc: FocusDocument, after: { decided: string; next: string | null } | null, selected: { id: string; status: string } | null): void {
+export function keepPlaceAfterDecision(
+  doc: FocusDocument,
+  after: { decided: string; next: string | null; deferred?: true } | null,
+  selected: { id: string; status: string } | null,
+): void {
+  if (after?.deferred) {
+    if (selected === null || selected.id !== after.next || selected.id === after.decided) return;
+    const active = doc.activeElement;
+    if (active !== null && active !== doc.body && active.getAttribute('data-proposal') !== after.decided) return;
+    const rows = doc.querySelectorAll<HTMLElement>('.inbox-list [data-proposal]');
+    for (let i = 0; i < rows.length; i++) {
+      if (rows[i]!.getAttribute('data-proposal') === after.next) return rows[i]!.focus();
+    }
+    return;
+  }
   // `selected` null: the proposal was gone when decided (`proposal.notFound`), its panel closed.
   if (!after || (selected !== null && (selected.id !== after.decided || selected.status === 'open' || selected.status === 'deferred'))) return;
   if (doc.activeElement !== null && doc.activeElement !== doc.body) return;
@@ -161,7 +179,8 @@ export function Inbox() {
           <DecidedList now={now} />
         ) : (
           <>
-            <h2>
+            {/* tabIndex -1: the focus is put here after sign-in (App), so Tab goes on to the first row. */}
+            <h2 tabIndex={-1}>
               {proposals.length === 0
                 ? t('inbox.empty')
                 : deferred > 0

@@ -357,7 +357,7 @@ describe('the empty inbox', () => {
 
   it("says how often the agent looks and when it last did, by the site's status and clock, in each language; not while proposals wait", () => {
     const agent = { intervalMs: 60_000, timer: true, lastRunMs: T };
-    expect(empty('en', agent)).toContain('<h2>Nothing waits for a decision.</h2><p class="muted agent-looks">The agent looks every 1 min; last at Sun 6 Dec, 05:00, 40 secs ago.</p>');
+    expect(empty('en', agent)).toContain('<h2 tabindex="-1">Nothing waits for a decision.</h2><p class="muted agent-looks">The agent looks every 1 min; last at Sun 6 Dec, 05:00, 40 secs ago.</p>');
     expect(looks(empty('nb', agent))).toBe('Agenten ser over gulvet med 1 min mellomrom; sist søn. 6. des., 05:00, for 40 sek siden.');
     expect(looks(empty('de', agent))).toBe('Der Agent prüft die Lage alle 1 Min.; zuletzt So., 6. Dez., 05:00, vor 40 Sek.');
     // config.json agent.intervalMs, as the site's status carries it; the age follows the next status.
@@ -380,7 +380,7 @@ describe('the empty inbox', () => {
     // No status yet, or one without the agent (an older site): no line, rather than a wrong interval.
     const store = createAppStore({} as SiteApi);
     store.setState({ lang: 'en', proposals: [] });
-    expect(render(store)).toContain('<h2>Nothing waits for a decision.</h2>');
+    expect(render(store)).toContain('<h2 tabindex="-1">Nothing waits for a decision.</h2>');
     expect(render(store)).not.toContain('agent-looks');
     expect(empty('en', undefined)).not.toContain('agent-looks');
   });

@@ -105,21 +105,21 @@ describe('a long inbox', () => {
   it('counts every proposal that waits, deferred ones too, and says that the most urgent are listed', () => {
     // A full list (the site cut it at INBOX_ROWS): the site's count of all that wait.
     const en = list('en', INBOX_ROWS, 1250, 50, 4);
-    expect(en).toContain('<h2>1,300 waiting for a decision, 50 of them deferred</h2>');
+    expect(en).toContain('<h2 tabindex="-1">1,300 waiting for a decision, 50 of them deferred</h2>');
     expect(en).toContain('The 200 most urgent are listed, of 1,300 that wait: decide these first.');
-    expect(list('nb', INBOX_ROWS, 1250, 50, 4)).toMatch(/<h2>1[\s\u00a0]300 venter på beslutning, 50 av dem utsatt<\/h2>/);
+    expect(list('nb', INBOX_ROWS, 1250, 50, 4)).toMatch(/<h2 tabindex="-1">1[\s\u00a0]300 venter på beslutning, 50 av dem utsatt<\/h2>/);
     expect(list('nb', INBOX_ROWS, 1250, 50)).toMatch(/De 200 mest hastende vises, av 1[\s\u00a0]300 som venter/);
     const all = list('en', 3, 3, 0);
-    expect(all).toContain('<h2>3 waiting for a decision</h2>');
+    expect(all).toContain('<h2 tabindex="-1">3 waiting for a decision</h2>');
     expect(all).not.toContain('most urgent are listed');
   });
 
   it('says the number of rows listed while the list holds all that wait: deferred ones counted, a status not yet pushed after a decision no matter', () => {
     // Two open and one deferred listed; the heading counted the open ones only ("2 waiting") over three rows.
-    expect(list('en', 3, 2, 1, 1)).toContain('<h2>3 waiting for a decision, 1 of them deferred</h2>');
+    expect(list('en', 3, 2, 1, 1)).toContain('<h2 tabindex="-1">3 waiting for a decision, 1 of them deferred</h2>');
     // One just decided here: the list is read again at once, the status comes every few seconds.
     const lagging = list('en', 2, 3, 0);
-    expect(lagging).toContain('<h2>2 waiting for a decision</h2>');
+    expect(lagging).toContain('<h2 tabindex="-1">2 waiting for a decision</h2>');
     expect(lagging).not.toContain('most urgent are listed');
   });
 });

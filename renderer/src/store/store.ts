@@ -79,8 +79,10 @@ interface InboxSlice {
    * that followed the decided one in the list as it was shown then (wrapping, as N does), among
    * those still listed; null when none is. The decided one
    * leaves the list, so N and the keyboard focus (Inbox.tsx) go on from its place, not the top.
+   * After a deferral that took the panel on to the next open proposal, `deferred` and `next` that
+   * one: the deferred row stays listed, at the list's end, and a focus left on it goes to `next`'s.
    */
-  afterDecision: { decided: string; next: string | null } | null;
+  afterDecision: { decided: string; next: string | null; deferred?: true } | null;
   /** Which list the inbox screen shows: what waits for a decision, or what was decided lately. */
   inboxView: 'waiting' | 'decided';
   /**
@@ -166,6 +168,12 @@ interface StateSlice {
   historyContains: string;
   /** Tags of the table the History screen shows, newest first. */
   tags: SiteApiMethods['tags']['res'];
+  /**
+   * The table and search ('' for none) `tags` were read for; null while a read of them is on its
+   * way, or after it failed (the error line says why): until then the screen says nothing of what
+   * the table has (it said "stock has no tags yet" of a table whose tags had not come).
+   */
+  tagsReadFor: { table: string; search: string } | null;
   /** The newest tags of `table` (the site sends at most TAGS_SHOWN), those whose name contains `search` when given. */
   loadTags(table: string, search?: string): Promise<void>;
   loadStatus(): Promise<void>;
@@ -318,7 +326,7 @@ type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'opening' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'siteQuiet' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'deadLettersReadWith' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
-  | 'history' | 'diff' | 'historyContains' | 'tags'
+  | 'history' | 'diff' | 'historyContains' | 'tags' | 'tagsReadFor'
 >;
 
 /** The session state before anyone signs in; `resetSession` puts it back. */
@@ -364,6 +372,7 @@ const sessionStart = (): SessionState => ({
   diff: null,
   historyContains: '',
   tags: [],
+  tagsReadFor: null,
 });
 
 /** The Tables screen's rows with the freshness (age, budget, pending…) of a pushed status; the rest as they were read. */
@@ -955,7 +964,11 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
             // decision goes on; it stays in the list, below the open ones. None open: it stays shown.
             if (r.outcome === 'deferred' && current() && isShown(sel.id)) {
               const next = followingIn(before, sel.id, get().proposals.filter((p) => p.status === 'open'));
-              if (next !== null && next !== sel.id) await show(next, { lastOutcome: null });
+              if (next !== null && next !== sel.id) {
+                await show(next, { lastOutcome: null });
+                // The focus left on the deferred one's row (D pressed there) goes with the panel (Inbox `keepPlaceAfterDecision`).
+                if (current() && isShown(next)) set({ afterDecision: { decided: sel.id, next, deferred: true } });
+              }
             }
           } finally {
             if (current()) set({ deciding: false });
@@ -987,7 +1000,10 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       },
       // state
       // The tags of the table picked last, matching the search typed last (not an older one answered later).
-      loadTags: (table, search) => read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags }), 'tags'),
+      loadTags: (table, search) => {
+        set({ tagsReadFor: null });
+        return read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags, tagsReadFor: { table, search: search ?? '' } }), 'tags');
+      },
       // The reads asked for last (here and below, Tables and Sync): an older status answered after a
       // newer one put back the alarm a replay or dismissal here had just cleared.
       // And not one the site made before the status shown, pushed meanwhile (OVERTAKEN_MS_MAX).

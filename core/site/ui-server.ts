@@ -18,7 +18,8 @@
 //     cross-site form or fetch cannot send without a preflight this server never answers, and an
 //     `Origin` that must match the Host;
 //   - WebSocket upgrades need the session cookie and a matching Origin, and a user has at most
-//     16 event sockets open;
+//     16 event sockets open; every socket is pinged (EVENTS_PING_MS) and one that does not
+//     answer is ended, so a page gone without a word stops counting;
 //   - static responses carry the CSP, nosniff, frame denial and no referrer; paths cannot escape
 //     the renderer folder; request bodies are capped (413), and so are the events an event
 //     socket's page leaves unread (1 MiB, then the socket ends).
@@ -56,9 +57,21 @@ const EVENTS_BUFFERED_BYTES_MAX = 1024 * 1024;
  * EVENTS_BUFFERED_BYTES_MAX of pushes its page leaves unread, so without a bound one account — a
  * viewer's will do — could open thousands that never read and grow the site's memory without end.
  * Beyond it the upgrade is refused (429); the page tries again every 2 s, and gets in once one of
- * the user's sockets has ended (a page gone without a word ends with its TCP connection).
+ * the user's sockets has ended (a page gone without a word: at the latest when it misses a ping,
+ * EVENTS_PING_MS).
  */
 const EVENT_SOCKETS_PER_USER_MAX = 16;
+/**
+ * How often every event socket is pinged (a WebSocket ping frame, which the browser answers on its
+ * own, whatever the page's script is doing); one that has not answered by the next round is ended.
+ * A socket whose page is gone without a word (half-open after a network blip, a laptop's sleep:
+ * the page's watchdog opened another, renderer/src/api/client.ts) sent and heard nothing, and
+ * counted toward EVENT_SOCKETS_PER_USER_MAX until TCP gave up on it — hours, when nothing was
+ * pushed —, so after enough blips a user's page could not open its events socket at all. Now
+ * such a socket stops counting within two rounds (15–30 s), about when the page's watchdog
+ * (three status intervals, at least 15 s) has replaced it.
+ */
+const EVENTS_PING_MS = 15_000;
 /**
  * Sessions one user may hold (signed in; the newest sign-ins kept). Every sign-in makes a session,
  * held until it goes unused for its idle life (12 h), so a script signing in over and over grew the
@@ -103,6 +116,8 @@ export interface UiServerOptions {
    * log yet).
    */
   log?: (line: string) => void;
+  /** Event sockets' ping round (EVENTS_PING_MS unless given; tests give less). */
+  eventsPingMs?: number;
 }
 
 interface Session extends SessionContext {
@@ -115,6 +130,11 @@ export class UiServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   /** Open event sockets and the session each was opened under. */
   private readonly sockets = new Map<WebSocket, Session>();
+  /** Sockets pinged in the last round that have not answered yet. */
+  private readonly unanswered = new Set<WebSocket>();
+  /** The ping round's timer, running while any event socket is open. */
+  private pinger: NodeJS.Timeout | undefined;
+  private lastRoundMs = 0;
   private readonly unsubscribe: () => void;
   private readonly idleMs: number;
   private readonly now: () => number;
@@ -166,7 +186,9 @@ export class UiServer {
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       this.sockets.set(ws, session);
-      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('close', () => this.forget(ws));
+      ws.on('pong', () => this.unanswered.delete(ws));
+      this.startPinging();
       ws.on('message', () => ws.close(1008, 'this socket only sends'));
       // A frame over maxPayload or malformed: ws closes the socket and emits 'error', which,
       // unheard, would end the site's process.
@@ -184,7 +206,51 @@ export class UiServer {
     this.clientErrors.flush(true);
     this.unsubscribe();
     for (const ws of this.sockets.keys()) ws.terminate();
+    this.stopPinging();
     this.wss.close();
+  }
+
+  /** A socket gone (closed, or ended here): it no longer counts toward its user's cap. */
+  private forget(ws: WebSocket): void {
+    this.sockets.delete(ws);
+    this.unanswered.delete(ws);
+    if (this.sockets.size === 0) this.stopPinging();
+  }
+
+  private startPinging(): void {
+    if (this.pinger) return;
+    const every = this.o.eventsPingMs ?? EVENTS_PING_MS;
+    this.lastRoundMs = performance.now();
+    this.pinger = setInterval(() => this.pingRound(every), every);
+    this.pinger.unref();
+  }
+
+  private stopPinging(): void {
+    clearInterval(this.pinger);
+    this.pinger = undefined;
+    this.unanswered.clear();
+  }
+
+  /**
+   * One ping round: a socket that has not answered the last round's ping is ended (its page is
+   * gone), the others are pinged again. One ping per socket per round, one timer for them all. A
+   * round that comes late (this process's event loop held up longer than a round) judges nobody —
+   * the answers may be waiting unread behind the timer — and only pings.
+   */
+  private pingRound(every: number): void {
+    const now = performance.now();
+    const late = now - this.lastRoundMs > 1.5 * every;
+    this.lastRoundMs = now;
+    for (const ws of [...this.sockets.keys()]) {
+      if (ws.readyState !== ws.OPEN) continue; // closing: ws ends it after its close timeout
+      if (!late && this.unanswered.has(ws)) {
+        ws.terminate();
+        this.forget(ws);
+        continue;
+      }
+      this.unanswered.add(ws);
+      ws.ping();
+    }
   }
 
   private broadcast(e: SiteEvent): void {

@@ -416,7 +416,8 @@ export function formatStatus(s: SiteStatus): string[] {
   if (s.proposals) {
     const q = s.proposals;
     const oldest = q.oldestOpenMs === null ? '' : ` (the oldest waits ${secs(Math.max(0, s.nowMs - q.oldestOpenMs))})`;
-    lines.push(`proposals: ${q.open} open${oldest}, ${q.deferred} deferred${q.open + q.deferred > 0 ? ' (tilstand proposals --status open)' : ''}`);
+    // `tilstand proposals` alone lists the open and the deferred ones first; `--status open` hid the deferred.
+    lines.push(`proposals: ${q.open} open${oldest}, ${q.deferred} deferred${q.open + q.deferred > 0 ? ' (tilstand proposals)' : ''}`);
   }
   lines.push(`dead letters: ${s.deadLettersOpen} open${s.deadLettersOpen > 0 ? ' (tilstand deadletters list)' : ''}`);
   const groups = s.deadLettersOpenBy ?? [];

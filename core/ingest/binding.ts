@@ -716,15 +716,16 @@ export function applyBindingGeneric(
     const field = byName.get(column);
     if (!field) return refuse('binding_error', `binding '${name}': table has no column '${column}'`);
     let value: unknown;
+    let inexact: string | undefined;
     try {
       if (from === 'ts_ms' && TIME_ROOTS.has(field.type.root) && typeof json === 'number') {
         value = valueFromJson(field.type, json * 1000, column);
       } else if (typeof json === 'number' && DATE_TIME_ROOTS.has(field.type.root)) {
         return ambiguousTime(name, from, column, field.type);
-      } else if (typeof json === 'number' && from.startsWith('source.') && inexactNumber(field.type, json) !== undefined) {
+      } else if (typeof json === 'number' && from.startsWith('source.') && (inexact = inexactNumber(field.type, json)) !== undefined) {
         // A source extra: no contract checked it, so the exactness check the contract's fields
         // get is made here (CONTRACTS.md §1): 9007199254740993 arrived as …992 and was written.
-        return refuse('unfit_for_table', `binding '${name}': ${from} → column '${column}' (${typeToString(field.type)}): ${inexactNumber(field.type, json)}`, from);
+        return refuse('unfit_for_table', `binding '${name}': ${from} → column '${column}' (${typeToString(field.type)}): ${inexact}`, from);
       } else {
         value = valueFromJson(field.type, json, column);
       }

@@ -137,7 +137,8 @@ export function existingNameProblem(value: unknown, maxChars = 64): string | und
 const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 /** Spaces other than U+0020 (U+00A0, U+2000–200A, U+202F, U+3000, U+2028/2029…): on a screen they pass for a plain one. */
 const ODD_SPACE = /[\p{White_Space}\p{Zs}]/u;
-const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+/** A character as its code point, "U+202E" (at least four hex digits). */
+export const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /**
  * Why `value` cannot be the name of a new user (UserStore.add, `tilstand init`'s admin, the API's

@@ -6,7 +6,7 @@
 // RefusalCode), which the floor UI words in the reader's language.
 
 import { CLIENT_ERROR_MESSAGE_MAX, CLIENT_ERROR_STACK_MAX, DISMISS_NOTE_MAX, SITE_METHODS, SiteApiError, type ClientErrorReport, type InputAge, type Refusal, type RefusalCode, type Role, type SiteMethod, type SiteApiMethods } from './api.ts';
-import { existingNameProblem, nameProblem, SECRET_CHARS_MAX } from '../inbox/users.ts';
+import { codePoint, existingNameProblem, nameProblem, SECRET_CHARS_MAX } from '../inbox/users.ts';
 import { DEAD_LETTER_REASONS } from '../ingest/envelope.ts';
 import { DEAD_LETTER_LIST_MAX } from '../ingest/ingestor.ts';
 
@@ -62,7 +62,7 @@ const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/;
 /** The first bidi control in `text` as its code point ("U+202E"), or undefined (also the CLI's `--comment` and `--note`). */
 export function bidiControlIn(text: string): string | undefined {
   const ch = BIDI_CONTROL.exec(text)?.[0];
-  return ch === undefined ? undefined : `U+${ch.codePointAt(0)!.toString(16).toUpperCase()}`;
+  return ch === undefined ? undefined : codePoint(ch);
 }
 /** What the refusal of a free text with a bidi control says after the field. */
 export const bidiControlProblem = (code: string): string => `must not contain ${code}, a direction-changing character (the text after it would show reversed)`;

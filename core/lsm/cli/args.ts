@@ -177,3 +177,21 @@ export function fileInTheWay(path: string): string | undefined {
 export function describeFlags(specs: FlagSpecs): string[] {
   return Object.entries(specs).map(([k, s]) => `--${k}${s.type === 'string' ? ` ${s.value ?? '<value>'}` : ''}${s.multiple ? ' (repeatable)' : ''}`);
 }
+
+/**
+ * A command group's subcommand (`users list`, `agent run`, `sync status`, `hq sites`) and the
+ * arguments around it: the first word that is neither an option nor the value of one of the
+ * group's string options (`specs`), so `agent --data X run` is `agent run --data X`; taking the
+ * first word whatever it was, the flag was the subcommand and its value an unexpected argument.
+ * None (`users --help`): the group's usage is asked for, or the caller says which there are.
+ */
+export function subcommand(argv: readonly string[], specs: FlagSpecs): [string | undefined, string[]] {
+  for (let i = 0; i < argv.length; i++) {
+    const x = argv[i]!;
+    if (x === '--') break;
+    if (!x.startsWith('-') || x === '-') return [x, [...argv.slice(0, i), ...argv.slice(i + 1)]];
+    const name = x.slice(2);
+    if (x.startsWith('--') && !x.includes('=') && Object.hasOwn(specs, name) && specs[name]!.type === 'string') i++;
+  }
+  return [undefined, [...argv]];
+}

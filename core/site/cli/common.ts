@@ -4,9 +4,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
-import { CliError, EXIT, fileInTheWay, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { CliError, EXIT, fileInTheWay, usageError, type ParsedArgs } from '../../lsm/cli/args.ts';
 
-export { refuseExtraArguments } from '../../lsm/cli/args.ts';
+export { refuseExtraArguments, subcommand } from '../../lsm/cli/args.ts';
 import { DEFAULT_DATA_DIR, dataPaths } from '../config.ts';
 import { socketAnswers } from '../control.ts';
 import { checkDataFormat } from '../data-format.ts';
@@ -60,24 +60,6 @@ export function existingDataDir(value: string | undefined): string {
   // be refused as a bad key, and the advice to remove it would be wrong.
   checkDataFormat(data);
   return data;
-}
-
-/**
- * A command group's subcommand (`users list`, `agent run`) and the arguments around it: the first
- * word that is neither an option nor the value of one of the group's string options (`specs`), so
- * `agent --data X run` is `agent run --data X`; taking the first word whatever it was, the flag
- * was the subcommand and its value an unexpected argument. None (`users --help`): the group's
- * usage is asked for, or the caller says which subcommands there are.
- */
-export function subcommand(argv: readonly string[], specs: FlagSpecs): [string | undefined, string[]] {
-  for (let i = 0; i < argv.length; i++) {
-    const x = argv[i]!;
-    if (x === '--') break;
-    if (!x.startsWith('-') || x === '-') return [x, [...argv.slice(0, i), ...argv.slice(i + 1)]];
-    const name = x.slice(2);
-    if (x.startsWith('--') && !x.includes('=') && Object.hasOwn(specs, name) && specs[name]!.type === 'string') i++;
-  }
-  return [undefined, [...argv]];
 }
 
 /** The control socket of a site running on `data`, or undefined when none answers. */

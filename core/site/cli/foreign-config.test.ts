@@ -29,6 +29,9 @@ describe("users and contracts on a directory whose config.json is not Tilstand's
       ['users', 'reset', '--name', 'bob', '--pin', '4817'],
       ['contracts', 'list'],
       ['contracts', 'add', '--file', contract],
+      // `sync status` said "site.db does not exist" (exit 1); `sync now` on one naming a site made site.db.
+      ['sync', 'status'],
+      ['sync', 'now', '--hq', join(dir, 'hq')],
     ]) {
       const r = await runMain([...args, '--data', data]);
       expect.soft([r.code, r.out, r.err], args.join(' ')).toEqual([2, '', status.err]);

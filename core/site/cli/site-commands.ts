@@ -27,7 +27,7 @@ import { isTimeZone } from '../../replay/fixture.ts';
 import { checkDataFormat, dataFormatPath, programDataFormat, raiseDataFormat } from '../data-format.ts';
 import { dirname, join, resolve } from 'node:path';
 import { runTableCli } from '../../lsm/cli/table-cli.ts';
-import { checkTakeOverFlags, maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, takeOverRunningSite } from '../../sync/cli/sync.ts';
+import { checkTakeOverFlags, maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, syncSubcommand, takeOverRunningSite, type SyncCommandOptions } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
 import { demoYardMissing } from '../demo/site.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
@@ -816,11 +816,14 @@ const SYNC_NOW_TIMEOUT_MS = 30 * 60_000;
  * target leaves the lock free: the command then syncs the directory itself, as with no site.
  */
 export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
+  // The command may follow the flags (`sync --data X now`), as core/sync finds it.
+  const [sub, rest] = syncSubcommand(argv);
+  // config.json read as every site command reads it: another program's is refused (exit 2) before site.db is made.
+  const opts: SyncCommandOptions = { dataFormat: programDataFormat(), checkConfig: (d) => void readConfig(d) };
   if (sub !== 'now') {
     // `sync status` reads the outbox, whose meaning a newer format may have changed.
     if (sub === 'status') gateDataFlag(rest, DEFAULT_DATA_DIR);
-    return runSync(argv, io, { dataFormat: programDataFormat() });
+    return runSync(argv, io, opts);
   }
   const a = parseArgs(rest, SYNC_FLAGS['sync now'], 'sync now');
   if (a.help) return runSync(['help'], io);
@@ -830,7 +833,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   const data = dataDir(a.string('data'));
   checkDataFormat(data);
   const socket = await runningSocket(data);
-  if (!socket) return runSync(argv, io, { dataFormat: programDataFormat() });
+  if (!socket) return runSync(argv, io, opts);
   const hq = a.string('hq');
   let place: string | undefined;
   try {
@@ -846,7 +849,7 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   try {
     r = (await controlRequest(socket, 'sync.now', { maxRounds: rounds, ...(place === undefined ? {} : { hq: place }) }, SYNC_NOW_TIMEOUT_MS)) as SyncNowResult & { refused?: boolean };
   } catch (e) {
-    if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io, { dataFormat: programDataFormat() });
+    if (e instanceof ControlError && e.kind === 'NotConfigured') return runSync(argv, io, opts);
     throw e;
   }
   if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);

@@ -3,12 +3,13 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CliError, EXIT, usageError } from '../../lsm/cli/args.ts';
+import { CliError, EXIT, fileInTheWay, usageError } from '../../lsm/cli/args.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.ts';
 import type { CliIO } from '../../lsm/cli/output.ts';
 import { OutputClosed } from '../../lsm/cli/output.ts';
 import { SyncError } from '../errors.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
 import { openTarget, unparsedShown } from '../targets/open.ts';
 import type { SyncTarget } from '../targets/target.ts';
 
@@ -59,20 +60,30 @@ export async function guarded(io: CliIO, body: () => Promise<number>): Promise<n
   }
 }
 
-export function targetFromFlags(hq: string | undefined, accessKey: string | undefined, secretKey: string | undefined, site?: string): SyncTarget {
+/**
+ * The target `hq` names. `from` says where it came from in a refusal: `option '--hq'`, or for `sync
+ * now` config.json's `hq.target` or the outbox's last target, which the person did not type here.
+ */
+export function targetFromFlags(hq: string | undefined, accessKey: string | undefined, secretKey: string | undefined, site?: string, from = "option '--hq'"): SyncTarget {
   if (hq === undefined) throw usageError("option '--hq' is required: a directory or s3://bucket/prefix?endpoint=…");
   // An empty value is an unset variable (`--hq "$HQ"`); another scheme (`S3://…`, `ftp://…`) would
   // be taken for a relative directory of that name and read as "no HQ there". Shown as a text
   // that is no target is (user info blanked, no query): `ftp://user:secret@host/…` holds a secret.
   if (hq.trim() === '' || (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(hq) && !hq.startsWith('s3://') && !hq.startsWith('file://'))) {
-    throw usageError(`option '--hq': expected a directory or s3://bucket/prefix?endpoint=…, got '${unparsedShown(hq)}'`);
+    throw usageError(`${from}: expected a directory or s3://bucket/prefix?endpoint=…, got '${unparsedShown(hq)}'`);
   }
   // An empty key is an unset variable (`--access-key "$KEY"`): taken as not given, the
   // environment's keys were used instead of the ones meant, or the error asked for a variable.
   for (const [flag, v] of [['access-key', accessKey], ['secret-key', secretKey]] as const) {
     if (v !== undefined && v.trim() === '') throw usageError(`option '--${flag}': expected the S3 ${flag === 'access-key' ? 'access key' : 'secret key'}, got '${v}'`);
   }
-  return openTarget(hq, { ...(site ? { site } : {}), ...(accessKey ? { accessKey } : {}), ...(secretKey ? { secretKey } : {}) });
+  const target = openTarget(hq, { ...(site ? { site } : {}), ...(accessKey ? { accessKey } : {}), ...(secretKey ? { secretKey } : {}) });
+  // A file (or a path under one) read as a directory: `hq` listed nothing, as an HQ nobody shipped
+  // to; `sync now` switched the outbox to it, dropping what the old HQ had, and failed each step
+  // with ENOTDIR (exit 5).
+  const file = target instanceof DirectoryTarget ? fileInTheWay(target.root) : undefined;
+  if (file !== undefined) throw usageError(`${from}: ${file} is a file; expected a directory or s3://bucket/prefix?endpoint=…`);
+  return target;
 }
 
 export interface SiteConfigLite {

@@ -9,7 +9,7 @@
 
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
@@ -238,11 +238,15 @@ async function emitRows(out: LineWriter, reader: Pick<Table, 'schema'>, fmt: 'js
   return n;
 }
 
+/** The flags of every hq command, for finding the command after them (`hq --hq X sites`). */
+const HQ_GROUP_FLAGS: FlagSpecs = Object.assign({}, ...Object.values(HQ_FLAGS));
+
 export async function runHq(argv: readonly string[], io: CliIO): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h' || !(SUBS as readonly string[]).includes(sub)) {
+  // The first word that is no option nor an option's value: `hq --hq X sites` is `hq sites --hq X`.
+  const [sub, rest] = subcommand(argv, HQ_GROUP_FLAGS);
+  if (sub === undefined || sub === 'help' || !(SUBS as readonly string[]).includes(sub)) {
     // Asked for: the usage on stdout, exit 0. Missing or unknown: on stderr, exit 2.
-    const asked = sub === 'help' || sub === '--help' || sub === '-h';
+    const asked = sub === 'help' || (sub === undefined && rest.some((x) => x === '--help' || x === '-h'));
     const w = new LineWriter(asked ? io.stdout : io.stderr);
     if (sub === undefined) await w.line('tilstand: hq needs a command');
     else if (!asked) await w.line(`tilstand: unknown hq command '${sub}'`);

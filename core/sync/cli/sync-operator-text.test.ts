@@ -249,9 +249,11 @@ describe('sync now says why it failed', () => {
 
   it('steps left pending (exit 5) are said on stderr, --json too', async () => {
     const fx = makeSite('10', { rows: 20, data: join(dir, 'site-10') });
-    const notADir = join(dir, 'hq-is-a-file');
-    writeFileSync(notADir, 'x');
-    const pending = await sync('now', '--data', fx.data, '--hq', notADir, '--max-rounds', '1', '--json');
+    // HQ's folder of the site is a file: every step fails (an --hq that is a file is refused as a usage error).
+    const hq = join(dir, 'hq-site-folder-is-a-file');
+    mkdirSync(hq);
+    writeFileSync(join(hq, 'site_10.db'), 'x');
+    const pending = await sync('now', '--data', fx.data, '--hq', hq, '--max-rounds', '1', '--json');
     expect(pending.code).toBe(5);
     const s = JSON.parse(pending.out);
     expect(s.pendingItems).toBeGreaterThan(0);

@@ -61,10 +61,10 @@ describe('--help', () => {
 
   it('sync status --help and sync now --help print their usage, exit 0', async () => {
     const status = await sync('status', '--data', join(dir, 'no-site'), '--help');
-    expect([status.code, status.err, status.out]).toEqual([0, '', 'usage:\n  tilstand sync status --data <dir> [--json]                   outbox progress and health\n']);
+    expect([status.code, status.err, status.out]).toEqual([0, '', 'usage:\n  tilstand sync status [--data <dir>] [--json]                 outbox progress and health\n']);
     const now = await sync('now', '--data', join(dir, 'no-site'), '--help');
     expect([now.code, now.err]).toEqual([0, '']);
-    expect(now.out.split('\n')).toEqual(['usage:', expect.stringMatching(/^  tilstand sync now --data/), expect.stringMatching(/^ +\[--json\]/), expect.stringMatching(/^ +ship to HQ now/), expect.stringMatching(/^ +this directory becomes/), '']);
+    expect(now.out.split('\n')).toEqual(['usage:', expect.stringMatching(/^  tilstand sync now \[--data <dir>\]/), expect.stringMatching(/^ +\[--json\]/), expect.stringMatching(/^ +ship to HQ now/), expect.stringMatching(/^ +this directory becomes/), '']);
   });
 
   it('refuses an empty --data (an unset variable) rather than using the current directory', async () => {

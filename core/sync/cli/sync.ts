@@ -1,4 +1,4 @@
-// `tilstand sync status|now --data <dir> [--hq …] [--json]` and `tilstand restore`; each takes only
+// `tilstand sync status|now [--data <dir>] [--hq …] [--json]` and `tilstand restore`; each takes only
 // its own flags (SYNC_FLAGS) and refuses the others' with exit 2.
 //   sync status  the outbox as it stands (works while the site runs: its own read-only connection)
 //   sync now     plans and runs until nothing is due (bounded), with the site's configured target
@@ -13,16 +13,18 @@
 //                tables); HQ's sender marker then names the restored directory
 
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { isSyncError } from '../errors.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
+import type { SyncTarget } from '../targets/target.ts';
 import type { ProgramDataFormat } from '../hq-data-format.ts';
 import { RESTORED_TABLES, restoreSite } from '../restore.ts';
 import { takeOverFor, type SenderMarker } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
+import { DirectoryTarget } from '../targets/directory.ts';
 import { damageIn, guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
 
 /**
@@ -81,8 +83,8 @@ export const SYNC_FLAGS = {
 } as const satisfies Record<string, FlagSpecs>;
 
 export const syncUsage = [
-  '  tilstand sync status --data <dir> [--json]                   outbox progress and health',
-  '  tilstand sync now --data <dir> [--hq <dir|s3://…>] [--access-key <key>] [--secret-key <secret>]',
+  '  tilstand sync status [--data <dir>] [--json]                 outbox progress and health',
+  '  tilstand sync now [--data <dir>] [--hq <dir|s3://…>] [--access-key <key>] [--secret-key <secret>]',
   '                    [--json] [--max-rounds <n>] [--take-over [--hq-on-this-disk]]',
   '                                           ship to HQ now (a running site is asked to); --take-over:',
   "                                           this directory becomes the site's sender at HQ (--hq-on-this-disk: HQ is on this disk)",
@@ -176,11 +178,52 @@ export function syncStatusLines(s: SyncStatus): string[] {
  */
 export interface SyncCommandOptions {
   dataFormat?: ProgramDataFormat;
+  /**
+   * config.json as the site reads it (core/site `readConfig`: every key checked), called before
+   * `sync status|now` opens or makes anything in the directory: a config.json that is not
+   * Tilstand's (another program's folder) is refused as every site command refuses it. What it
+   * throws is a usage error (exit 2, as core/site's ConfigError is) unless a CliError, which keeps
+   * its code. Without it, only `site` is checked (readSiteConfig).
+   */
+  checkConfig?: (data: string) => void;
+}
+
+/** The flags of every sync command, for finding the subcommand after them (`sync --data X status`). */
+const SYNC_GROUP_FLAGS: FlagSpecs = { ...SYNC_FLAGS['sync status'], ...SYNC_FLAGS['sync now'] };
+
+/** `tilstand sync …`'s subcommand and the other arguments: `sync --data X now` is `sync now --data X` (the site's dispatcher asks too). */
+export function syncSubcommand(argv: readonly string[]): [string | undefined, string[]] {
+  return subcommand(argv, SYNC_GROUP_FLAGS);
+}
+
+/**
+ * config.json of `data`, checked before anything is opened or made there: by the site's own check
+ * when given, else `site` alone (readSiteConfig).
+ */
+function siteConfig(data: string, o: SyncCommandOptions): ReturnType<typeof readSiteConfig> {
+  try {
+    o.checkConfig?.(data);
+  } catch (e) {
+    throw e instanceof CliError ? e : new CliError(EXIT.usage, (e as Error).message);
+  }
+  return readSiteConfig(data);
+}
+
+/**
+ * Refuses an HQ directory that is the data directory or a folder in it: `--hq <data>/warehouse`
+ * shipped the site's tables onto themselves (HQ's marker and copies in the site's own database
+ * folder), `--hq <data>` made a site_<id>.db beside the site's files. `from` names where it came from.
+ */
+function refuseHqInData(data: string, target: SyncTarget, from: string): void {
+  if (!(target instanceof DirectoryTarget)) return;
+  const rel = relative(data, target.root);
+  if (rel === '') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
+  if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
 }
 
 export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommandOptions = {}): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === 'help' || sub === '--help' || sub === '-h') {
+  const [sub, rest] = syncSubcommand(argv);
+  if (sub === 'help' || (sub === undefined && rest.some((x) => x === '--help' || x === '-h'))) {
     const w = new LineWriter(io.stdout);
     await w.lines(['usage:', ...syncUsage]);
     await w.end().catch(() => undefined);
@@ -207,6 +250,9 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
     let ran = 0;
     let site = '';
     if (sub === 'status') {
+      // A config.json that is not Tilstand's is refused before site.db is looked for; with none, a
+      // site.db alone is read (and none there is named as missing).
+      if (existsSync(join(data, 'config.json'))) siteConfig(data, o);
       const path = join(data, 'site.db');
       if (!existsSync(path)) throw new CliError(EXIT.notFound, `${path} does not exist (is ${data} a site's data directory?)`);
       // Read-only: a status changes nothing, not even an old outbox's schema.
@@ -221,11 +267,19 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
       }
     } else {
       const rounds = maxRounds(args.string('max-rounds'));
-      const cfg = readSiteConfig(data);
+      const cfg = siteConfig(data, o);
       site = cfg.site;
       const { hq, fromOutbox } = hqOf(data, args, cfg);
+      // Where HQ came from, for a refusal: the person may not have typed it here.
+      const from = args.string('hq') !== undefined ? "option '--hq'" : fromOutbox ? 'the HQ this directory last synced to (given with --hq at its start)' : `hq.target in ${join(data, 'config.json')}`;
+      const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site, from);
+      try {
+        refuseHqInData(data, target, from);
+      } catch (e) {
+        await target.close();
+        throw e;
+      }
       if (fromOutbox && !args.boolean('json')) await out.line(`syncing to ${hq}: config.json names no HQ target, and the site's last start was given this one with --hq`);
-      const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site);
       let engine: SyncEngine | undefined;
       try {
         engine = new SyncEngine({ dataDir: data, site: cfg.site, target, retry: { baseMs: 200, maxMs: 2000 }, takeOver: args.boolean('take-over'), hqOnThisDisk: args.boolean('hq-on-this-disk'), ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}) });

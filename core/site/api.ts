@@ -651,6 +651,10 @@ export interface ApiErrorBody {
  *   or the session ended: signed out, idle past its life, the site restarted) — ui-server.ts, and service.ts for a
  *   session context without a user (the Electron window after a sign-out);
  *   `signin.busy`: too many sign-ins from the client's address waiting (429);
+ * - the site stopping (service.ts `stoppingError`, kind `conflict`): `site.stopping` a call that
+ *   came once the stop had begun (the site answers none from then on), `site.stopped` a call in
+ *   flight that outlived the stop's wait and failed on what the stop closed (what it had not
+ *   committed is not kept);
  * - first run (first-run.ts): `site.notSetUp` (any method but firstRun and initSite),
  *   `site.alreadySetUp` (initSite again), and init.ts's refusals of the data directory:
  *   `init.exists`, `init.restoredOther` (site: the restored one), `init.otherSite` (sites: the
@@ -694,7 +698,7 @@ export const REFUSAL_CODES = [
   'signin.wrong', 'signin.locked', 'signin.badgeUnknown', 'signin.badgeLocked', 'signin.disabled', 'signin.busy',
   'pin.guessable', 'role.refused', 'proposal.notFound', 'proposal.notOpen',
   'user.exists', 'user.selfDisable', 'user.selfDemote',
-  'session.required', 'site.notSetUp', 'site.alreadySetUp',
+  'session.required', 'site.notSetUp', 'site.alreadySetUp', 'site.stopping', 'site.stopped',
   'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote', 'init.restoreUnfinished', 'init.adminExists', 'init.configLost',
   'session.ended',
   'user.nameInvalid', 'user.noSecret', 'user.roleInvalid', 'user.pinInvalid', 'user.passwordLength', 'user.badgeLength', 'user.badgeTaken', 'user.notFound',

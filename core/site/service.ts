@@ -109,8 +109,8 @@ type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: Se
  */
 export const STOP_CALLS_WAIT_MS = 10_000;
 
-/** A call refused, or cut short, because the site is stopping. */
-const stoppingError = (message: string): SiteApiError => new SiteApiError('conflict', message);
+/** A call refused (`site.stopping`), or cut short (`site.stopped`), because the site is stopping. */
+const stoppingError = (code: 'site.stopping' | 'site.stopped', message: string): SiteApiError => new SiteApiError('conflict', message, undefined, { code });
 
 const STATE_TABLES = ['work_queue', 'resources', 'stock'] as const;
 const HISTORY_LIMIT = 1000;
@@ -325,7 +325,7 @@ export class SiteService implements SiteBackend {
 
   async call<M extends SiteMethod>(method: M, req: SiteApiMethods[M]['req'], session: SessionContext, input?: InputAge): Promise<SiteApiMethods[M]['res']> {
     // Once the site stops, nothing new begins: site.db and the tables close behind it.
-    if (this.stopping) throw stoppingError('the site is stopping; try again once it has started again');
+    if (this.stopping) throw stoppingError('site.stopping', 'the site is stopping; try again once it has started again');
     const p = this.run(method, req, session, input);
     const done = () => void this.inFlight.delete(p);
     this.inFlight.add(p);
@@ -352,7 +352,7 @@ export class SiteService implements SiteBackend {
     } catch (e) {
       // A call that outlived the wait at stop failed on a closed site.db or table: said as such,
       // not as an internal error whose log line comes after "site stopped".
-      if (this.stoppedWaiting && !(e instanceof SiteApiError)) throw stoppingError('the site stopped before this call finished; try again once it has started again');
+      if (this.stoppedWaiting && !(e instanceof SiteApiError)) throw stoppingError('site.stopped', 'the site stopped before this call finished; try again once it has started again');
       throw apiError(e, method, session, this.site, req);
     }
   }

@@ -60,6 +60,8 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'session.required': undefined,
   'site.notSetUp': undefined,
   'site.alreadySetUp': undefined,
+  'site.stopping': undefined,
+  'site.stopped': undefined,
   'init.exists': undefined,
   'init.restoredOther': { site: 'osl1' },
   'init.otherSite': { sites: 'osl1,osl2' },

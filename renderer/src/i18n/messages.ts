@@ -396,6 +396,9 @@ const en = {
   'refusal.session.required': 'Not signed in (the session ended, or the site restarted): sign in',
   'refusal.site.notSetUp': 'This site is not set up yet: finish the first-run screen (site id and first admin)',
   'refusal.site.alreadySetUp': 'This site is already set up: reload the page to sign in',
+  // The site stopping (service.ts stoppingError): a call after the stop began, and one it cut short.
+  'refusal.site.stopping': 'The site is stopping: try again once it has started again',
+  'refusal.site.stopped': 'The site stopped before it had finished this: once it has started again, check whether it was done, and if not, try again',
   'refusal.init.exists': 'This PC’s data directory is already set up: reload the page to sign in',
   'refusal.init.restoredOther': 'This PC holds a restore of site {site}: set it up with site id {site}',
   'refusal.init.otherSite': 'This PC already holds the tables of site {sites}: set it up with that site id, or ask IT for another data directory',
@@ -905,6 +908,8 @@ const nb: Messages = {
   'refusal.session.required': 'Ikke pålogget (økten er avsluttet, eller stedet startet på nytt): logg inn',
   'refusal.site.notSetUp': 'Dette stedet er ikke satt opp ennå: fullfør førstegangsoppsettet (steds-id og første administrator)',
   'refusal.site.alreadySetUp': 'Dette stedet er allerede satt opp: last inn siden på nytt for å logge inn',
+  'refusal.site.stopping': 'Stedet stopper: prøv igjen når det har startet igjen',
+  'refusal.site.stopped': 'Stedet stoppet før det var ferdig med dette: når det har startet igjen, sjekk om det ble gjort, og prøv igjen hvis ikke',
   'refusal.init.exists': 'Datamappen på denne PC-en er allerede satt opp: last inn siden på nytt for å logge inn',
   'refusal.init.restoredOther': 'Denne PC-en har en gjenoppretting av stedet {site}: sett den opp med steds-id {site}',
   'refusal.init.otherSite': 'Denne PC-en har allerede tabellene til stedet {sites}: sett den opp med den steds-id-en, eller be IT om en annen datamappe',
@@ -1398,6 +1403,8 @@ const de: Messages = {
   'refusal.session.required': 'Nicht angemeldet (die Sitzung ist abgelaufen oder der Standort wurde neu gestartet): bitte anmelden',
   'refusal.site.notSetUp': 'Dieser Standort ist noch nicht eingerichtet: die Ersteinrichtung abschließen (Standort-ID und erster Administrator)',
   'refusal.site.alreadySetUp': 'Dieser Standort ist bereits eingerichtet: die Seite neu laden, um sich anzumelden',
+  'refusal.site.stopping': 'Der Standort wird gestoppt: erneut versuchen, sobald er wieder gestartet ist',
+  'refusal.site.stopped': 'Der Standort wurde gestoppt, bevor er damit fertig war: sobald er wieder gestartet ist, prüfen, ob es ausgeführt wurde, und es sonst erneut versuchen',
   'refusal.init.exists': 'Das Datenverzeichnis dieses PCs ist bereits eingerichtet: die Seite neu laden, um sich anzumelden',
   'refusal.init.restoredOther': 'Dieser PC enthält eine Wiederherstellung des Standorts {site}: mit der Standort-ID {site} einrichten',
   'refusal.init.otherSite': 'Dieser PC enthält bereits die Tabellen des Standorts {sites}: mit dieser Standort-ID einrichten oder die IT um ein anderes Datenverzeichnis bitten',
@@ -2081,6 +2088,8 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
     case 'session.required':
     case 'site.notSetUp':
     case 'site.alreadySetUp':
+    case 'site.stopping':
+    case 'site.stopped':
     case 'init.exists':
     case 'init.restoreNote':
     case 'init.restoreUnfinished':

@@ -135,6 +135,9 @@ export function readPoint(kind: Kind, f: PointFields): ReadPointRequest | null {
   return Number.isFinite(ms) ? { timestampMs: ms } : null;
 }
 
+/** No tags (one array, so the screen's effects that depend on the tags do not run at each render). */
+const NO_TAGS: readonly TagInfo[] = [];
+
 export function History() {
   const t = useT();
   const lang = useApp((s) => s.lang);
@@ -144,10 +147,14 @@ export function History() {
   const loadTables = useApp((s) => s.loadTables);
   const loadHistory = useApp((s) => s.loadHistory);
   const loadDiff = useApp((s) => s.loadDiff);
-  const tags = useApp((s) => s.tags);
+  // Only the shown table's tags: while a table just picked has its own on their way, the last
+  // table's are none of its (the picker offered them, one picked, and Show read it of this table).
+  const storedTags = useApp((s) => s.tags);
+  const tagsTable = useApp((s) => s.tagsTable);
   const tagsReadFor = useApp((s) => s.tagsReadFor);
   const loadTags = useApp((s) => s.loadTags);
   const [table, setTable] = useState('stock');
+  const tags = tagsTable === table ? storedTags : NO_TAGS;
   const [kind, setKind] = useState<Kind>('latest');
   const [fields, setFields] = useState<PointFields>({ tag: '', snapshot: '', time: '' });
   const setField = (k: keyof PointFields, v: string) => setFields((f) => ({ ...f, [k]: v }));

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { Fragment, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import type { ProposalDetail } from '../../../core/site/api.ts';
 import { evidenceColumns, KeepCodes, RiskBadge, Table, ValueCell } from '../components/common.tsx';
@@ -14,6 +14,8 @@ const PROGRESS = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed'
 const DECISION_EVENTS = new Set(['approved', 'rejected', 'deferred', 'stale', 'withdrawn']);
 const REFUSALS = new Set(['unknown_user', 'disabled', 'locked', 'wrong_pin', 'no_pin', 'role']);
 const VERBS = new Set(['approve', 'reject', 'defer']);
+/** The trail's actor of the commands write-back sends and gives up (core/inbox markCommand): its details are the site's, not a module's. */
+const WRITE_BACK = 'write-back';
 // Where a typed letter is the element's own (text, a picker's type-ahead): not a shortcut. A
 // focused button is not here — a letter does nothing to it, and the proposal just clicked has focus.
 const TYPING_TAGS = new Set(['INPUT', 'TEXTAREA', 'SELECT']);
@@ -336,14 +338,26 @@ function ProposalPanel() {
   const now = useApp(selectShownYear) ?? yearStart(Date.now());
   const texts = proposalTexts(lang, p, now);
   const decider = decidedBy(p);
-  // A refusal's reason and the decision it refused are codes: said in words; a withdrawal's or a
-  // stale approval's reason is the proposal's own, said in the chosen language; the rest is text.
-  const trailValue = (ev: string, field: string, v: string): string => {
+  // A refusal's reason, the decision it refused and a proposal's action are codes: said in words
+  // (an action this UI does not know as data); a withdrawal's or a stale approval's reason is the
+  // proposal's own, said in the chosen language; what a module said of its command (the ack's
+  // result, JSON, or its error; `state` repeats it) is data, as it came; the rest is text.
+  const trailValue = (ev: string, user: string | undefined, field: string, v: string): ReactNode => {
     if (ev === 'refused' && field === 'reason' && REFUSALS.has(v)) return t(`trail.refusal.${v}` as MessageKey);
     if (ev === 'refused' && field === 'decision' && VERBS.has(v)) return t(`detail.${v}` as MessageKey);
+    if (ev === 'proposed' && field === 'action') return KNOWN_ACTIONS.has(v) ? actionName(lang, v) : <code>{v}</code>;
     if (ev === 'withdrawn' && field === 'reason' && v === p.withdrawnReason) return texts.withdrawnReason!;
     if (ev === 'stale' && field === 'reason' && v === p.staleReason) return texts.staleReason!;
+    if (ev.startsWith('command_') && field === 'detail' && user !== WRITE_BACK) return <code>{v}</code>;
     return localizeInstants(lang, v, now);
+  };
+  // Who made the entry: a person by name; the agent in words; the agent's run (`agent-<run id>`),
+  // a command's sender (`write-back`), the module that answered and `state` (the tables showed the
+  // command's effect) as data — codes this UI has no words for ("kommando: utført (state)").
+  const trailActor = (ev: string, user: string): ReactNode => {
+    if (user === 'agent') return t('inbox.agent');
+    if (ev.startsWith('command_') || ((ev === 'proposed' || ev === 'withdrawn') && user.startsWith('agent-'))) return <code>{user}</code>;
+    return user;
   };
   return (
     <section className="proposal" ref={panel} aria-label={texts.explanation} aria-busy={opening || undefined}>
@@ -500,9 +514,14 @@ function ProposalPanel() {
             {/* To the minute, as the list: the order is the trail's; two events in one minute (sent,
                 then applied) are told apart by the seconds on hover. */}
             <When lang={lang} ms={e.atMs} now={now} /> — {trailEvent(e.event)}
-            {e.user ? ` (${e.user})` : ''}
+            {e.user ? <> ({trailActor(e.event, e.user)})</> : ''}
             {e.fields
-              ? `: ${e.fields.map((f) => `${t(`trail.field.${f.name}` as MessageKey)}: ${trailValue(e.event, f.name, f.value)}`).join('; ')}`
+              ? e.fields.map((f, j) => (
+                  <Fragment key={j}>
+                    {j === 0 ? ': ' : '; '}
+                    {t(`trail.field.${f.name}` as MessageKey)}: {trailValue(e.event, e.user, f.name, f.value)}
+                  </Fragment>
+                ))
               : e.detail
                 ? `: ${localizeInstants(lang, e.detail, now)}`
                 : ''}

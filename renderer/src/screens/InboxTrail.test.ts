@@ -41,7 +41,7 @@ function trailHtml(lang: 'en' | 'nb' | 'de', trail: ProposalDetail['trail']): st
 }
 
 const TRAIL: ProposalDetail['trail'] = [
-  { atMs: T, event: 'proposed', user: 'agent-r1', detail: 'action: "assign_job"', fields: [{ name: 'action', value: '"assign_job"' }] },
+  { atMs: T, event: 'proposed', user: 'agent-r1', detail: 'action: assign_job', fields: [{ name: 'action', value: 'assign_job' }] },
   { atMs: T + 1, event: 'refused', user: 'olaf', detail: 'reason: role; decision: approve', fields: [{ name: 'reason', value: 'role' }, { name: 'decision', value: 'approve' }] },
   { atMs: T + 2, event: 'approved', user: 'lena', detail: 'comment: go', fields: [{ name: 'comment', value: 'go' }] },
   { atMs: T + 3, event: 'command_sent', user: 'write-back' },
@@ -52,21 +52,21 @@ const TRAIL: ProposalDetail['trail'] = [
 describe('the proposal trail', () => {
   it('is in German: events and the labels of their details', () => {
     const html = trailHtml('de', TRAIL);
-    expect(html).toContain('vorgeschlagen (agent-r1): Aktion: &quot;assign_job&quot;');
+    expect(html).toContain('vorgeschlagen (<code>agent-r1</code>): Aktion: Zuweisung');
     expect(html).toContain('verweigert (olaf): Grund: Rolle darf nicht entscheiden; Entscheidung: Genehmigen');
     expect(html).toContain('genehmigt (lena): Kommentar: go');
-    expect(html).toContain('Befehl: gesendet (write-back)');
-    expect(html).toContain('Befehl: rerouted (write-back)'); // a state it does not know
+    expect(html).toContain('Befehl: gesendet (<code>write-back</code>)');
+    expect(html).toContain('Befehl: rerouted (<code>write-back</code>)'); // a state it does not know
     expect(html).toContain('escalated (hq): reason: unknown'); // an event it does not know, its detail line as sent
     expect(html).not.toMatch(/proposed|refused|approved|command_/);
   });
 
   it('is in Norwegian and English', () => {
-    expect(trailHtml('nb', TRAIL)).toContain('foreslått (agent-r1): handling: &quot;assign_job&quot;');
+    expect(trailHtml('nb', TRAIL)).toContain('foreslått (<code>agent-r1</code>): handling: Tildeling');
     const en = trailHtml('en', TRAIL);
-    expect(en).toContain('proposed (agent-r1): action: &quot;assign_job&quot;');
+    expect(en).toContain('proposed (<code>agent-r1</code>): action: Assignment');
     expect(en).toContain('refused (olaf): reason: role may not decide; decision: Approve');
-    expect(en).toContain('command: sent (write-back)');
+    expect(en).toContain('command: sent (<code>write-back</code>)');
   });
 
   it("shows the same situation's earlier approvals the module did not carry out, with what it said, in the chosen language", () => {
@@ -93,6 +93,61 @@ describe('the proposal trail', () => {
     expect(listed('en', 2)).toContain('<span class="failed-tag chip-alert"> ⚠ not carried out 2× before</span>');
     expect(listed('de', 1)).toContain('⚠ vorher 1× nicht ausgeführt');
     expect(listed('en')).not.toContain('failed-tag');
+  });
+});
+
+// A trail as the site sends it: who made an entry is a person (a name), the agent — `agent` in words,
+// its run `agent-<run id>` as data —, or a part of the site (`write-back` sent the command,
+// `state` saw it applied in the tables: codes with no words in this UI, shown as data); a
+// proposal's action in words; a command's detail, what the module said (JSON here), as data. They
+// stood in the nb and de lines as plain text, "kommando: utført (state): detalj: {"job_id":…}",
+// and the action as its code.
+const SENT: ProposalDetail['trail'] = [
+  { atMs: T, event: 'proposed', user: 'agent-r1', detail: 'action: assign_job', fields: [{ name: 'action', value: 'assign_job' }] },
+  { atMs: T + 1, event: 'approved', user: 'lena', detail: 'comment: go', fields: [{ name: 'comment', value: 'go' }] },
+  { atMs: T + 2, event: 'command_sent', user: 'write-back' },
+  { atMs: T + 3, event: 'command_applied', user: 'state', detail: 'detail: {"job_id":"J-1"}', fields: [{ name: 'detail', value: '{"job_id":"J-1"}' }] },
+  { atMs: T + 4, event: 'withdrawn', user: 'agent', detail: 'reason: gone', fields: [{ name: 'reason', value: 'gone' }] },
+  { atMs: T + 5, event: 'proposed', user: 'agent-r2', detail: 'action: open_gate', fields: [{ name: 'action', value: 'open_gate' }] },
+];
+
+describe('the proposal trail: words for what has words, data as data', () => {
+  const lines = (lang: 'en' | 'nb' | 'de') => [...trailHtml(lang, SENT).matchAll(/<li>(.*?)<\/li>/g)].map((m) => m[1]!.replace(/^.*?<\/time> — /, ''));
+
+  it('in nb, de and en alike', () => {
+    expect(lines('nb')).toEqual([
+      'foreslått (<code>agent-r1</code>): handling: Tildeling',
+      'godkjent (lena): kommentar: go',
+      'kommando: sendt (<code>write-back</code>)',
+      'kommando: utført (<code>state</code>): detalj: <code>{&quot;job_id&quot;:&quot;J-1&quot;}</code>',
+      'trukket (agenten): grunn: gone',
+      'foreslått (<code>agent-r2</code>): handling: <code>open_gate</code>',
+    ]);
+    expect(lines('de')).toEqual([
+      'vorgeschlagen (<code>agent-r1</code>): Aktion: Zuweisung',
+      'genehmigt (lena): Kommentar: go',
+      'Befehl: gesendet (<code>write-back</code>)',
+      'Befehl: ausgeführt (<code>state</code>): Detail: <code>{&quot;job_id&quot;:&quot;J-1&quot;}</code>',
+      'zurückgezogen (der Agent): Grund: gone',
+      'vorgeschlagen (<code>agent-r2</code>): Aktion: <code>open_gate</code>',
+    ]);
+    expect(lines('en')).toEqual([
+      'proposed (<code>agent-r1</code>): action: Assignment',
+      'approved (lena): comment: go',
+      'command: sent (<code>write-back</code>)',
+      'command: applied (<code>state</code>): detail: <code>{&quot;job_id&quot;:&quot;J-1&quot;}</code>',
+      'withdrawn (the agent): reason: gone',
+      'proposed (<code>agent-r2</code>): action: <code>open_gate</code>',
+    ]);
+  });
+
+  it("shows what a module answered as data, and write-back's own detail as text", () => {
+    const html = trailHtml('nb', [
+      { atMs: T, event: 'command_failed', user: 'operations', detail: 'detail: resource M-1 is down', fields: [{ name: 'detail', value: 'resource M-1 is down' }] },
+      { atMs: T + 1, event: 'command_timed_out', user: 'write-back', detail: 'detail: not applied 60 s after it was sent (last state: sent)', fields: [{ name: 'detail', value: 'not applied 60 s after it was sent (last state: sent)' }] },
+    ]);
+    expect(html).toContain('kommando: feilet (<code>operations</code>): detalj: <code>resource M-1 is down</code>');
+    expect(html).toContain('(<code>write-back</code>): detalj: not applied 60 s after it was sent (last state: sent)');
   });
 });
 

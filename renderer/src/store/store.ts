@@ -169,6 +169,12 @@ interface StateSlice {
   /** Tags of the table the History screen shows, newest first. */
   tags: SiteApiMethods['tags']['res'];
   /**
+   * The table `tags` are of (null: none read yet), kept until another table's come: while a table
+   * just picked has its tags on their way, the screen offers none of these (the picker listed the
+   * table picked before's, one of them picked, and Show read it as a point of the new table).
+   */
+  tagsTable: string | null;
+  /**
    * The table and search ('' for none) `tags` were read for; null while a read of them is on its
    * way, or after it failed (the error line says why): until then the screen says nothing of what
    * the table has (it said "stock has no tags yet" of a table whose tags had not come).
@@ -326,7 +332,7 @@ type SessionState = Pick<
   AppState,
   | 'user' | 'screen' | 'error' | 'errorRefusal' | 'proposals' | 'selected' | 'lastOutcome' | 'deciding' | 'opening' | 'afterDecision' | 'inboxView' | 'decided' | 'showWithdrawn' | 'status' | 'siteQuiet' | 'jobs' | 'resources' | 'waiting' | 'workSearch' | 'workShownSearch' | 'jobsMore'
   | 'stock' | 'stockSearch' | 'stockMore' | 'stockBelow' | 'stockFiltered' | 'configChanges' | 'tables' | 'sync' | 'deadLetters' | 'deadLetterGroups' | 'deadLetterFilter' | 'deadLettersReadWith' | 'replayResult' | 'deadLettersBusy' | 'users' | 'usersBusy'
-  | 'history' | 'diff' | 'historyContains' | 'tags' | 'tagsReadFor'
+  | 'history' | 'diff' | 'historyContains' | 'tags' | 'tagsTable' | 'tagsReadFor'
 >;
 
 /** The session state before anyone signs in; `resetSession` puts it back. */
@@ -372,6 +378,7 @@ const sessionStart = (): SessionState => ({
   diff: null,
   historyContains: '',
   tags: [],
+  tagsTable: null,
   tagsReadFor: null,
 });
 
@@ -1002,7 +1009,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       // The tags of the table picked last, matching the search typed last (not an older one answered later).
       loadTags: (table, search) => {
         set({ tagsReadFor: null });
-        return read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags, tagsReadFor: { table, search: search ?? '' } }), 'tags');
+        return read(() => api.tags({ table, limit: TAGS_SHOWN, ...(search ? { search } : {}) }), (tags) => ({ tags, tagsTable: table, tagsReadFor: { table, search: search ?? '' } }), 'tags');
       },
       // The reads asked for last (here and below, Tables and Sync): an older status answered after a
       // newer one put back the alarm a replay or dismissal here had just cleared.

@@ -235,22 +235,40 @@ export class UiServer {
    * One ping round: a socket that has not answered the last round's ping is ended (its page is
    * gone), the others are pinged again. One ping per socket per round, one timer for them all. A
    * round that comes late (this process's event loop held up longer than a round) judges nobody —
-   * the answers may be waiting unread behind the timer — and only pings.
+   * the answers may be waiting unread behind the timer — and only pings. A socket is judged only
+   * after the loop has read what came meanwhile (`setImmediate`: after this turn's reads): a loop
+   * held less than a round late (an I/O callback's compaction right after the ping) runs the due
+   * timer before it reads the sockets, and the answers that came during the hold were still unread
+   * — every page's socket was ended at once.
    */
   private pingRound(every: number): void {
     const now = performance.now();
     const late = now - this.lastRoundMs > 1.5 * every;
     this.lastRoundMs = now;
+    const judged: WebSocket[] = [];
     for (const ws of [...this.sockets.keys()]) {
       if (ws.readyState !== ws.OPEN) continue; // closing: ws ends it after its close timeout
       if (!late && this.unanswered.has(ws)) {
-        ws.terminate();
-        this.forget(ws);
+        judged.push(ws);
         continue;
       }
       this.unanswered.add(ws);
       ws.ping();
     }
+    if (judged.length === 0) return;
+    setImmediate(() => {
+      for (const ws of judged) {
+        if (!this.sockets.has(ws) || ws.readyState !== ws.OPEN) continue;
+        if (this.unanswered.has(ws)) {
+          ws.terminate();
+          this.forget(ws);
+        } else {
+          // It had answered: pinged with this round after all.
+          this.unanswered.add(ws);
+          ws.ping();
+        }
+      }
+    });
   }
 
   private broadcast(e: SiteEvent): void {

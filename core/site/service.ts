@@ -109,6 +109,14 @@ type Handler<M extends SiteMethod> = (req: SiteApiMethods[M]['req'], session: Se
  */
 export const STOP_CALLS_WAIT_MS = 10_000;
 
+/**
+ * The calls `stop` does not wait for: the floor UI's replay and dismissal of dead letters, in
+ * slices whose every commit stands (core/ingest `deadLetterSlices`), as the control socket's
+ * `deadletters.replay` and `deadletters.dismiss` past its PIN check. Waited for, a stop during a
+ * flood's took the whole STOP_CALLS_WAIT_MS more and logged the replay as stuck.
+ */
+const NOT_WAITED_AT_STOP: ReadonlySet<SiteMethod> = new Set<SiteMethod>(['replayDeadLetters', 'dismissDeadLetters']);
+
 /** A call refused (`site.stopping`), or cut short (`site.stopped`), because the site is stopping. */
 const stoppingError = (code: 'site.stopping' | 'site.stopped', message: string): SiteApiError => new SiteApiError('conflict', message, undefined, { code });
 
@@ -327,6 +335,10 @@ export class SiteService implements SiteBackend {
     // Once the site stops, nothing new begins: site.db and the tables close behind it.
     if (this.stopping) throw stoppingError('site.stopping', 'the site is stopping; try again once it has started again');
     const p = this.run(method, req, session, input);
+    // The replay and dismissal of dead letters work in slices whose every commit stands (a flood's
+    // take minutes): not waited for, as the control socket's (ControlWork.interruptible). One cut
+    // short is answered that the site stopped, with what it did logged.
+    if (NOT_WAITED_AT_STOP.has(method)) return p;
     const done = () => void this.inFlight.delete(p);
     this.inFlight.add(p);
     p.then(done, done);

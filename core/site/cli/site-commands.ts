@@ -29,7 +29,7 @@ import { dirname, join, resolve } from 'node:path';
 import { runTableCli } from '../../lsm/cli/table-cli.ts';
 import { checkTakeOverFlags, maxRounds, SYNC_FLAGS, syncNowFailure, syncNowLine, syncSubcommand, takeOverRunningSite, type SyncCommandOptions } from '../../sync/cli/sync.ts';
 import { readModuleSecrets, runDemoModules } from '../demo/run.ts';
-import { demoYardMissing } from '../demo/site.ts';
+import { DEMO_HQ_DIR, demoYardMissing } from '../demo/site.ts';
 import type { DemoModuleStats } from '../demo/module.ts';
 import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
@@ -819,7 +819,8 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   // The command may follow the flags (`sync --data X now`), as core/sync finds it.
   const [sub, rest] = syncSubcommand(argv);
   // config.json read as every site command reads it: another program's is refused (exit 2) before site.db is made.
-  const opts: SyncCommandOptions = { dataFormat: programDataFormat(), checkConfig: (d) => void readConfig(d) };
+  // A demo's hq.target is its <data>/demo-hq (DESIGN.md, the data directory's layout): the one HQ inside it `sync now` takes.
+  const opts: SyncCommandOptions = { dataFormat: programDataFormat(), checkConfig: (d) => void readConfig(d), hqFolderInData: DEMO_HQ_DIR };
   if (sub !== 'now') {
     // `sync status` reads the outbox, whose meaning a newer format may have changed.
     if (sub === 'status') gateDataFlag(rest, DEFAULT_DATA_DIR);

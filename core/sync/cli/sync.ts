@@ -186,6 +186,11 @@ export interface SyncCommandOptions {
    * its code. Without it, only `site` is checked (readSiteConfig).
    */
   checkConfig?: (data: string) => void;
+  /**
+   * A folder of the data directory that may be HQ all the same (`refuseHqInData`): the stand-in HQ
+   * a new demo syncs to, `<data>/demo-hq` (core/site passes its DEMO_HQ_DIR).
+   */
+  hqFolderInData?: string;
 }
 
 /** The flags of every sync command, for finding the subcommand after them (`sync --data X status`). */
@@ -214,9 +219,11 @@ function siteConfig(data: string, o: SyncCommandOptions): ReturnType<typeof read
  * shipped the site's tables onto themselves (HQ's marker and copies in the site's own database
  * folder), `--hq <data>` made a site_<id>.db beside the site's files. `from` names where it came from.
  */
-function refuseHqInData(data: string, target: SyncTarget, from: string): void {
+function refuseHqInData(data: string, target: SyncTarget, from: string, allowed: string | undefined): void {
   if (!(target instanceof DirectoryTarget)) return;
   const rel = relative(data, target.root);
+  // The demo's stand-in HQ (<data>/demo-hq) is in the data directory by design.
+  if (allowed !== undefined && rel === allowed) return;
   if (rel === '') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
   if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
 }
@@ -274,7 +281,7 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
       const from = args.string('hq') !== undefined ? "option '--hq'" : fromOutbox ? 'the HQ this directory last synced to (given with --hq at its start)' : `hq.target in ${join(data, 'config.json')}`;
       const target = targetFromFlags(hq, args.string('access-key'), args.string('secret-key'), cfg.site, from);
       try {
-        refuseHqInData(data, target, from);
+        refuseHqInData(data, target, from, o.hqFolderInData);
       } catch (e) {
         await target.close();
         throw e;

@@ -355,7 +355,8 @@ function ProposalPanel() {
   // a command's sender (`write-back`), the module that answered and `state` (the tables showed the
   // command's effect) as data — codes this UI has no words for ("kommando: utført (state)").
   const trailActor = (ev: string, user: string): ReactNode => {
-    if (user === 'agent') return t('inbox.agent');
+    // Only on the agent's own entries: a person may be named `agent` (their decision read as the agent's).
+    if (user === 'agent' && (ev === 'proposed' || ev === 'withdrawn')) return t('inbox.agent');
     if (ev.startsWith('command_') || ((ev === 'proposed' || ev === 'withdrawn') && user.startsWith('agent-'))) return <code>{user}</code>;
     return user;
   };

@@ -60,6 +60,18 @@ describe("sync on a folder whose config.json is not Tilstand's", () => {
     expect(readdirSync(named)).toEqual(['config.json']);
     expect(existsSync(hq)).toBe(false);
   });
+
+  it('a folder without config.json is still "not found" (exit 1), the site\'s check not asked', async () => {
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const checkConfig = () => {
+      throw new Error('config.json does not exist');
+    };
+    const r = await runCli((argv, io) => runSync(argv, io, { checkConfig }), ['now', '--data', empty, '--hq', hq]);
+    expect(r.code).toBe(1);
+    expect(r.err).not.toContain('config.json does not exist');
+    expect(readdirSync(empty)).toEqual([]);
+  });
 });
 
 describe('a subcommand after the flags', () => {

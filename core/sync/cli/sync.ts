@@ -207,7 +207,8 @@ export function syncSubcommand(argv: readonly string[]): [string | undefined, st
  */
 function siteConfig(data: string, o: SyncCommandOptions): ReturnType<typeof readSiteConfig> {
   try {
-    o.checkConfig?.(data);
+    // Without config.json, readSiteConfig's "not found" (exit 1) says it, as before the site's check.
+    if (existsSync(join(data, 'config.json'))) o.checkConfig?.(data);
   } catch (e) {
     throw e instanceof CliError ? e : new CliError(EXIT.usage, (e as Error).message);
   }

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SiteBackend, SiteEvent } from '../core/site/api.ts';
 import type { SiteStartOptions } from '../core/site/site.ts';
 import { CALL_CHANNEL } from './ipc.ts';
@@ -65,7 +65,13 @@ function fakeSite(rec: { log: string[] }) {
 }
 
 let dir: string | undefined;
+// runMain takes SIGINT and SIGTERM for the process's life: what a test's runMain added goes with it.
+let signalListeners: Record<'SIGINT' | 'SIGTERM', Function[]>;
+beforeEach(() => {
+  signalListeners = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM') };
+});
 afterEach(() => {
+  for (const s of ['SIGINT', 'SIGTERM'] as const) for (const l of process.rawListeners(s)) if (!signalListeners[s].includes(l)) process.off(s, l as () => void);
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });

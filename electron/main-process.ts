@@ -13,6 +13,13 @@
 // Order (Electron's rules): the privileged app scheme is registered before `ready`; the
 // single-instance lock is taken before the site starts (a second start only focuses the first
 // window and never opens the data directory); the site stops before the app quits.
+//
+// Quitting (the window closed, SIGINT or SIGTERM — taken from before the site starts) stops the
+// site first. One that comes while the site starts waits for the start to end (Site.start cannot
+// be cut short), then stops it; no window opens, and a start that fails meanwhile is logged, not
+// shown in an error box (a modal box would hold the quit up). A repeated signal is said and the
+// stop goes on, as `tilstand start` (core/site/cli/common.ts repeatedStopSignals); SIGKILL ends
+// the process at once.
 
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -209,13 +216,13 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   const args = parseShellArgs(argv);
   registerScheme(e);
   let site: RunningSite | undefined;
-  /** The first run's site while it starts (undefined once it failed): a quit meanwhile waits for it. */
+  /** The site while it starts (undefined once it failed): a quit meanwhile waits for it. */
   let starting: Promise<RunningSite | undefined> | undefined;
   let quitting: Promise<void> | undefined;
   const quit = (): Promise<void> => {
     quitting ??= (async () => {
       try {
-        // The window closed while the first run's site was starting: without the wait the app
+        // A signal, or the window closed, while the site was starting: without the wait the app
         // quit with that site running, never stopped (its tables not committed, its locks and
         // control socket left as by a kill).
         await (site ?? (await starting))?.stop();
@@ -229,6 +236,21 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   if (!e.app.requestSingleInstanceLock()) {
     e.app.quit();
     return { site: () => undefined, quit };
+  }
+  // Every SIGINT and SIGTERM from here on, before the site starts: taken only once it had started,
+  // one during the start (a service manager stopping the app as it starts, a Ctrl-C) met the
+  // default and ended the process without a clean stop (the stop's last commits and site.log's
+  // "stopped" line lost, a half-started broker never closed). One during the start waits for it,
+  // then stops the site. Not only the first of each: one Ctrl-C under `npm run electron` sends two
+  // (the terminal's to the process group and npm's copy), and the second, with no listener left,
+  // ended the process mid-stop — a repeated one is said and the stop goes on, as `tilstand start`
+  // does (core/site/cli/common.ts repeatedStopSignals).
+  for (const s of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(s, () => {
+      if (quitting) log(`received ${s} while a clean stop is under way; it goes on (SIGKILL ends the process at once, without one)`);
+      else if (site === undefined && starting !== undefined) log(`received ${s} while the site starts; it stops once started`);
+      void quit();
+    });
   }
   const options = (): SiteStartOptions => ({
     data: args.data,
@@ -244,6 +266,9 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   const notStarted = async (err: unknown, when: string): Promise<void> => {
     const why = (err as Error)?.message ?? String(err);
     log(`the site did not start${when}: ${why}`);
+    // Asked to quit meanwhile (a signal, the window closed): a box is modal, and shown now it held
+    // the quit up until someone at the PC clicked it. The log has the reason.
+    if (quitting) return;
     await e.app.whenReady(); // the system's language is known once the app is ready
     const box = NOT_STARTED[boxLang(e.app.getLocale?.() ?? '')];
     e.dialog.showErrorBox(box.title, box.content(why, args.data, join(args.data, 'logs', 'site.log')));
@@ -259,11 +284,15 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   let backend: SiteBackend;
   if (args.demo || isInitialized(args.data)) {
     try {
-      site = await deps.startSite(options());
+      const start = deps.startSite(options());
+      starting = start.catch(() => undefined);
+      site = await start;
     } catch (err) {
       await notStarted(err, '');
       throw err;
     }
+    // A quit came while it started: `quit` stops it; a window would only open on a stopping site.
+    if (quitting) return { site: () => site, quit };
     backend = site.service;
   } else {
     // First run: the window shows the first-run screen; once it is filled in, the site starts
@@ -288,16 +317,6 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   }
   // Quitting (window closed, or a signal) stops the site first.
   const shellElectron: ElectronLike = { ...e, app: { ...e.app, quit: () => void quit(), on: e.app.on.bind(e.app), whenReady: e.app.whenReady.bind(e.app), requestSingleInstanceLock: e.app.requestSingleInstanceLock.bind(e.app) } };
-  // Every SIGINT and SIGTERM, not only the first of each: one Ctrl-C under `npm run electron` sends
-  // two (the terminal's to the process group and npm's copy), and the second, with no listener
-  // left, met Node's default and ended the process mid-stop — the site's locks and control socket
-  // left as by a kill (core/site/cli/common.ts repeatedStopSignals, for `tilstand start`).
-  for (const s of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(s, () => {
-      if (quitting) log(`received ${s} while a clean stop is under way; it goes on (SIGKILL ends the process at once, without one)`);
-      void quit();
-    });
-  }
   const shell = startShell(shellElectron, {
     rendererDir: deps.rendererDir ?? DEFAULT_RENDERER_DIR,
     preloadPath: deps.preloadPath ?? PRELOAD_PATH,

@@ -75,34 +75,43 @@ describe('a running site keeps a short budget', () => {
     // that (a loaded CI machine: other workers, fsyncs) makes a breach the design allows. Such an
     // episode is told apart by the loop's delay in it and not counted. Up to fifteen clean episodes,
     // at least ten (at 250 ms, ten clean episodes without a breach come about once in 170 runs,
-    // fifteen once in 2,000).
+    // fifteen once in 2,000). Letters go on until fifteen are clean, or ten once forty were sent
+    // (enough on a quiet machine), for at most 60 s or 150 letters: under a load of 12–17 on two
+    // cores four in five episodes had the loop held, and forty letters gave 7 or 8 clean ones.
+    // An episode whose journal wait (accept) took over 100 ms is not counted either.
     const dl = () => site.ingestor.status().find((t) => t.table === 'dead_letters')!;
     const STALL_MS = 50;
     const t0 = performance.now();
     let sent = 0;
     let clean = 0;
     const stalls: string[] = [];
-    for (; clean < 15 && sent < 40 && performance.now() - t0 < 40_000; sent++) {
+    const enough = () => clean >= 15 || (clean >= 10 && sent >= 40);
+    for (; !enough() && sent < 150 && performance.now() - t0 < 60_000; sent++) {
       await new Promise((r) => setTimeout(r, 350 + Math.floor(rand() * 250)));
       const before = dl().breaches;
       const loop = monitorEventLoopDelay({ resolution: 10 });
       loop.enable();
+      const a0 = performance.now();
       await site.ingestor.accept('tilstand/sb/events/inventory/stock', Buffer.from(`{junk ${sent}`));
+      // Its age counts from before the journal's wait (fsync, off the loop): a wait past half the
+      // budget less the margin leaves the tick too little, a breach the design allows too.
+      const journalMs = performance.now() - a0;
       for (let w = 0; w < 100 && dl().pendingEvents > 0; w++) await new Promise((r) => setTimeout(r, 10));
       loop.disable();
       expect(dl().pendingEvents, `letter ${sent} committed`).toBe(0);
       const heldMs = loop.max / 1e6 - 10; // its samples are whole intervals of the 10 ms timer
-      if (heldMs > STALL_MS) {
-        stalls.push(`letter ${sent}: loop held ${Math.round(heldMs)} ms, ${dl().breaches - before} breach(es)`);
+      if (heldMs > STALL_MS || journalMs > 150 - STALL_MS) {
+        stalls.push(`letter ${sent}: loop held ${Math.round(heldMs)} ms, journal ${Math.round(journalMs)} ms, ${dl().breaches - before} breach(es)`);
         continue;
       }
       clean++;
-      expect(dl().breaches - before, `letter ${sent}: over the budget with the event loop held at most ${Math.round(heldMs)} ms (seed ${seed})`).toBe(0);
+      expect(dl().breaches - before, `letter ${sent}: over the budget with the event loop held at most ${Math.round(heldMs)} ms, journal ${Math.round(journalMs)} ms (seed ${seed})`).toBe(0);
     }
-    if (stalls.length > 0) console.log(`freshness-status: not counted (event loop held): ${stalls.join('; ')}`);
+    if (stalls.length > 0) console.log(`freshness-status: not counted (event loop held or journal slow): ${stalls.join('; ')}`);
+    console.log(`freshness-status: ${clean} clean of ${sent} letters in ${Math.round((performance.now() - t0) / 1000)} s`);
     expect(site.ingestor.deadLetterCount()).toBe(sent);
-    expect(clean, `clean episodes of ${sent} (${stalls.length} with the event loop held)`).toBeGreaterThanOrEqual(10);
-  }, 90_000);
+    expect(clean, `clean episodes of ${sent} in ${Math.round((performance.now() - t0) / 1000)} s (${stalls.length} with the event loop held or the journal slow)`).toBeGreaterThanOrEqual(10);
+  }, 120_000);
 });
 
 describe("the PC's wall clock steps while a site runs", () => {

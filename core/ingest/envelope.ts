@@ -14,7 +14,7 @@
 // Refusals carry a reason from the closed set `DEAD_LETTER_REASONS`, a one-line detail and, when
 // the fault sits at one place in the payload, its path (`source.seq`, `after.items[2].sku`).
 
-import { repeatedKeyPath } from '../lsm/json-keys.ts';
+import { closingQuote, repeatedKeyPath } from '../lsm/json-keys.ts';
 
 export type Op = 'c' | 'u' | 'd' | 'r';
 export const OPS: readonly Op[] = ['c', 'u', 'd', 'r'];
@@ -529,18 +529,6 @@ function sourceAgrees(text: string, seq: number, parts: TopicParts): boolean {
     i++;
   }
   return true;
-}
-
-/** The index of the quote that closes the string opening at `open` (after an even run of backslashes), or -1. */
-function closingQuote(text: string, open: number): number {
-  let j = text.indexOf('"', open + 1);
-  while (j >= 0) {
-    let k = j - 1;
-    while (text.charCodeAt(k) === 0x5c) k--;
-    if ((j - 1 - k) % 2 === 0) return j;
-    j = text.indexOf('"', j + 1);
-  }
-  return -1;
 }
 
 /** Checks the shape of an already-parsed JSON value (step 5 above). */

@@ -8,7 +8,7 @@
  * The index of the quote that closes the string opening at `open`: the next one after an even run
  * of backslashes, or -1 (indexOf: strings are most of a line, and put runs this on every line).
  */
-function closingQuote(text: string, open: number): number {
+export function closingQuote(text: string, open: number): number {
   let j = text.indexOf('"', open + 1);
   while (j >= 0) {
     let k = j - 1;

@@ -7,7 +7,7 @@
 // repeatedStopSignals). The listeners are called as a signal would, never by sending one to this
 // test's own process.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -37,12 +37,17 @@ afterEach(() => {
 });
 
 function fakeElectron() {
-  const rec = { log: [] as string[], windows: 0, errorBoxes: [] as string[], handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>() };
+  const rec = { log: [] as string[], windows: 0, errorBoxes: [] as string[], listenersAtBox: [] as number[], handlers: new Map<string, (...a: unknown[]) => Promise<unknown>>() };
   let id = 1;
   const contents = (): WebContentsLike => ({ id: id++, send: () => undefined, on: () => undefined, setWindowOpenHandler: () => undefined, isDestroyed: () => false });
   const e: ElectronLike = {
     app: { requestSingleInstanceLock: () => true, on: () => undefined, whenReady: () => Promise.resolve(), quit: () => void rec.log.push('app.quit') },
-    dialog: { showErrorBox: (title) => void rec.errorBoxes.push(title) },
+    dialog: {
+      showErrorBox: (title) => {
+        rec.errorBoxes.push(title);
+        rec.listenersAtBox.push(added('SIGINT').length + added('SIGTERM').length);
+      },
+    },
     BrowserWindow: class {
       webContents = contents();
       constructor() {
@@ -142,4 +147,36 @@ describe('a stop signal while the site starts', () => {
     expect(rec.errorBoxes).toEqual([]);
     expect(rec.log).toEqual(['app.quit']);
   }, 30_000);
+});
+
+describe('a start that fails with no stop signal asked', () => {
+  // The box is modal and shown synchronously: while it is up no listener of the main process's can
+  // run. With runMain's listeners still taking SIGTERM and SIGINT, a service manager's stop or a
+  // Ctrl-C in the terminal then did nothing until someone at the PC clicked the box (before the
+  // listeners were taken early, such a signal met the default and ended the process). No site runs
+  // to stop: the box is shown with the signals' default back, and no listener stays behind.
+  it('shows the box with SIGINT and SIGTERM left to their default, and leaves no listener', async () => {
+    const { e, rec } = fakeElectron();
+    const s = slowStart(rec);
+    const run = runMain(e, ['--demo', '--data', '/tmp/nowhere-demo'], { startSite: s.startSite, log: () => undefined });
+    await turns();
+    expect(added('SIGTERM').length, 'taken while the site starts').toBeGreaterThan(0);
+    s.failed(new Error('broker: cannot listen on port 1883'));
+    await expect(run).rejects.toThrow('cannot listen');
+    expect(rec.errorBoxes).toHaveLength(1);
+    expect(rec.listenersAtBox, "runMain's signal listeners while the box is up").toEqual([0]);
+    expect([added('SIGINT').length, added('SIGTERM').length]).toEqual([0, 0]);
+  });
+
+  it('a --data that is a file: the box is shown with no listener of runMain taking the signals', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tilstand-electron-'));
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const { e, rec } = fakeElectron();
+    const s = slowStart(rec);
+    await expect(runMain(e, ['--data', file], { startSite: s.startSite, log: () => undefined })).rejects.toThrow('--data');
+    expect(rec.errorBoxes).toHaveLength(1);
+    expect(rec.listenersAtBox).toEqual([0]);
+    expect([added('SIGINT').length, added('SIGTERM').length]).toEqual([0, 0]);
+  });
 });

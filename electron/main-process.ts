@@ -19,7 +19,9 @@
 // be cut short), then stops it; no window opens, and a start that fails meanwhile is logged, not
 // shown in an error box (a modal box would hold the quit up). A repeated signal is said and the
 // stop goes on, as `tilstand start` (core/site/cli/common.ts repeatedStopSignals); SIGKILL ends
-// the process at once.
+// the process at once. A start that fails with no quit asked gives SIGINT and SIGTERM their
+// default back before its error box (a modal box holds the main process's listeners off, so one
+// left in place kept a stop signal from ending the app until the box was clicked).
 
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -245,13 +247,12 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   // (the terminal's to the process group and npm's copy), and the second, with no listener left,
   // ended the process mid-stop — a repeated one is said and the stop goes on, as `tilstand start`
   // does (core/site/cli/common.ts repeatedStopSignals).
-  for (const s of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(s, () => {
-      if (quitting) log(`received ${s} while a clean stop is under way; it goes on (SIGKILL ends the process at once, without one)`);
-      else if (site === undefined && starting !== undefined) log(`received ${s} while the site starts; it stops once started`);
-      void quit();
-    });
-  }
+  const onSignal = (s: 'SIGINT' | 'SIGTERM'): void => {
+    if (quitting) log(`received ${s} while a clean stop is under way; it goes on (SIGKILL ends the process at once, without one)`);
+    else if (site === undefined && starting !== undefined) log(`received ${s} while the site starts; it stops once started`);
+    void quit();
+  };
+  for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, onSignal);
   const options = (): SiteStartOptions => ({
     data: args.data,
     demo: args.demo,
@@ -269,6 +270,11 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     // Asked to quit meanwhile (a signal, the window closed): a box is modal, and shown now it held
     // the quit up until someone at the PC clicked it. The log has the reason.
     if (quitting) return;
+    // No site runs to stop: the signals get their default back before the box. It is modal and
+    // shown synchronously, so no listener could run while it is up, and one left taking SIGTERM
+    // or SIGINT kept a service manager's stop or a Ctrl-C from ending the app until someone
+    // clicked the box.
+    for (const s of ['SIGINT', 'SIGTERM'] as const) process.off(s, onSignal);
     await e.app.whenReady(); // the system's language is known once the app is ready
     const box = NOT_STARTED[boxLang(e.app.getLocale?.() ?? '')];
     e.dialog.showErrorBox(box.title, box.content(why, args.data, join(args.data, 'logs', 'site.log')));

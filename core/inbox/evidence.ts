@@ -18,7 +18,7 @@
 // changes nothing the rule read, and an approval that went through was shown as "changed". The
 // report says which columns differ, per row and per table, and whether a sequence number moved.
 
-import { valueFromJson, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
+import { isCorruption, LsmError, valueFromJson, valueToJson, type Catalog, type Table } from '../lsm/index.ts';
 import { readDecisionLog, type DecisionLogEntry } from './decision-log.ts';
 import { InboxError } from './errors.ts';
 import { checkedTagName, decisionTagName, openInboxTables, readProposalRow } from './inbox.ts';
@@ -182,8 +182,14 @@ export function evidenceReport(catalog: Catalog, database: string, proposalId: s
       let later: ReturnType<typeof atTag>;
       try {
         later = atTag(id);
-      } catch {
-        continue; // a schema file that cannot be read: the others may still match
+      } catch (err) {
+        // Only a schema the rows cannot be read in (a retyped column whose old values do not cast,
+        // a well-formed schema this store does not take) is passed over: the others may still
+        // match. A damaged schema file (Corruption), a failing disk (IOError), a schema file gone
+        // (NotFound) are thrown, as every read here throws them: skipped, they left a mismatch
+        // that sent a person after a wrong agent instead of a damaged file.
+        if (err instanceof LsmError && (err.kind === 'InvalidArgument' || err.kind === 'NotSupported') && !isCorruption(err)) continue;
+        throw err;
       }
       if (canonicalJson(later.rows) === canonicalJson(e.rows)) read = later;
     }

@@ -15,6 +15,7 @@ export {
   isMessage,
   situationKey,
   canonicalJson,
+  writeBackWords,
   type Json,
   type ProposalStatus,
   type RiskLevel,

@@ -189,6 +189,23 @@ export const notSentDetail = (windowMs: number, sinceApprovalMs: number): string
   `not sent within ${Math.round(windowMs / 1000)} s of the approval (${Math.round(sinceApprovalMs / 1000)} s ago): nothing was done; decide again if it still holds`;
 
 /**
+ * Write-back's own detail (`timedOutDetail`, `notSentDetail`) as a code and its numbers, for a UI to
+ * word in its language (core/site api.ts `WriteBackWords`); null for any other text (what a module
+ * said, a detail of another wording). Read back from the English, which stays the record: the
+ * decision log and `command_detail` hold it, old entries and new alike, and nothing else is stored.
+ */
+export function writeBackWords(
+  detail: string | null,
+): { code: 'command.notApplied'; params: { seconds: number; lastState: string } } | { code: 'command.notSent'; params: { windowSeconds: number; agoSeconds: number } } | null {
+  if (detail === null) return null;
+  const a = /^not applied (-?\d+) s after it was sent \(last state: (\w+)\)$/.exec(detail);
+  if (a) return { code: 'command.notApplied', params: { seconds: Number(a[1]), lastState: a[2]! } };
+  const n = /^not sent within (-?\d+) s of the approval \((-?\d+) s ago\): nothing was done; decide again if it still holds$/.exec(detail);
+  if (n) return { code: 'command.notSent', params: { windowSeconds: Number(n[1]), agoSeconds: Number(n[2]) } };
+  return null;
+}
+
+/**
  * A command that timed out after the module acknowledged it: the module said it carried it out,
  * and its event is late. Read from the detail `timedOutDetail` wrote.
  */

@@ -88,7 +88,24 @@ export interface ProposalView {
 export interface TrailField {
   name: 'reason' | 'comment' | 'detail' | 'decision' | 'action';
   value: string;
+  /**
+   * On a command's `detail` that is write-back's own (not applied in time, not sent in time; core/inbox
+   * `writeBackWords`): its code and numbers, for a UI to word in its language. `value` is the stored
+   * English, the record, shown for a code a UI does not know. Absent from an older site.
+   */
+  code?: WriteBackCode;
+  params?: Record<string, string | number>;
 }
+
+/**
+ * The codes of write-back's own command details (core/inbox `writeBackWords`): `command.notApplied`
+ * (seconds: since it was sent, lastState: the command state it was in, a CommandState) and
+ * `command.notSent` (windowSeconds: the inbox's appliedTimeoutMs, agoSeconds: since the approval).
+ * The floor UI words each in en, nb and de (renderer i18n/messages.ts `writeBackText`); a new code
+ * is additive: a UI that does not know it shows the English.
+ */
+export const WRITE_BACK_CODES = ['command.notApplied', 'command.notSent'] as const;
+export type WriteBackCode = (typeof WRITE_BACK_CODES)[number];
 
 /**
  * One table of the state an approval was checked against (core/inbox evidence.ts
@@ -140,10 +157,11 @@ export interface ProposalDetail extends ProposalView {
   trail: Array<{ atMs: number; event: string; user?: string; detail?: string; fields?: TrailField[] }>;
   /**
    * Earlier approvals of the same situation whose command failed (the module refused it, or it
-   * expired) within the inbox's resuggest window, oldest first, with what the module said (as it
-   * said it). Two of them keep the situation from being proposed again (core/inbox FAILURES_TO_QUIET).
+   * expired, or write-back gave it up unsent) within the inbox's resuggest window, oldest first, with
+   * what the module said (as it said it), or write-back's own detail with its `code` and `params` as
+   * in TrailField. Two of them keep the situation from being proposed again (core/inbox FAILURES_TO_QUIET).
    */
-  failedBefore: Array<{ id: string; atMs: number; detail: string | null }>;
+  failedBefore: Array<{ id: string; atMs: number; detail: string | null; code?: WriteBackCode; params?: Record<string, string | number> }>;
 }
 
 export interface TableFreshness {

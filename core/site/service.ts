@@ -29,7 +29,7 @@ import { sortedRuns } from '../lsm/levels.ts';
 import { needsRawScan } from '../lsm/raw-scan.ts';
 import { compareStrings } from '../lsm/types.ts';
 import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
-import { checkedReport, sequenceColumns, isPin, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
+import { checkedReport, sequenceColumns, writeBackWords, isPin, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
 import {
   SiteApiError,
@@ -862,12 +862,8 @@ export class SiteService implements SiteBackend {
     return {
       ...proposalView(p, this.agentTemplates()),
       evidence: p.evidence.map((e) => ({ table: e.table, snapshotId: e.snapshotId, tag: e.tag, rows: e.rows.map((r) => ({ ...r.key, ...r.values })), types: this.columnTypes(e.table), ...this.columnRoles(e.table) })),
-      trail: inbox.history(id).map((e) => {
-        const fields = trailFields(e.detail);
-        const detail = trailDetail(e.detail, fields);
-        return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
-      }),
-      failedBefore: failedBefore(inbox, p).map((f) => ({ id: f.id, atMs: f.atMs, detail: f.detail })),
+      trail: inbox.history(id).map(trailEntry),
+      failedBefore: failedBefore(inbox, p).map(failedBeforeView),
       checked: this.checkedState(p),
     };
   }
@@ -1251,6 +1247,32 @@ function proposalView(p: Proposal, templates: MessageTemplates): ProposalView {
     // The withdrawal's time is the agent part's last change: nothing changes it after (core/inbox proposal.ts).
     ...(p.status === 'withdrawn' ? { withdrawnMs: p.agentUpdatedAtMs } : {}),
   };
+}
+
+/** The write-back's actor in the decision log (core/inbox `markCommand`'s default): its command details are its own, not a module's. */
+const WRITE_BACK_ACTOR = 'write-back';
+
+/**
+ * One decision-log entry as the trail shows it: its detail as one English line and as named parts;
+ * a command's detail that is write-back's own with its code and numbers (`writeBackWords`), so a UI
+ * words it in its language — never what a module said, even if it read the same.
+ */
+export function trailEntry(e: { atMs: number; event: string; actor: string; detail: unknown }): ProposalDetail['trail'][number] {
+  const fields = trailFields(e.detail).map((f) => {
+    const words = e.event.startsWith('command_') && e.actor === WRITE_BACK_ACTOR && f.name === 'detail' ? writeBackWords(f.value) : null;
+    return words ? { ...f, ...words } : f;
+  });
+  const detail = trailDetail(e.detail, fields);
+  return { atMs: e.atMs, event: e.event, user: e.actor, ...(detail ? { detail } : {}), ...(fields.length ? { fields } : {}) };
+}
+
+/**
+ * An earlier failure of the situation: what the module said, or — a command never sent, which only
+ * write-back fails (a module's refusal marks it sent first) — write-back's own detail with its code.
+ */
+export function failedBeforeView(f: CommandFailure): ProposalDetail['failedBefore'][number] {
+  const words = f.sent ? null : writeBackWords(f.detail);
+  return { id: f.id, atMs: f.atMs, detail: f.detail, ...(words ?? {}) };
 }
 
 const TRAIL_FIELDS: readonly TrailField['name'][] = ['reason', 'comment', 'detail', 'decision', 'action'];

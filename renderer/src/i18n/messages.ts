@@ -97,6 +97,8 @@ const en = {
   'trail.refusal.wrong_pin': 'wrong PIN',
   'trail.refusal.no_pin': 'user has no PIN',
   'trail.refusal.role': 'role may not decide',
+  'trail.writeBack.notApplied': 'not applied {seconds} s after it was sent (last state: {state})',
+  'trail.writeBack.notSent': 'not sent within {window} s of the approval ({ago} s ago): nothing was done; decide again if it still holds',
   'detail.shortcuts': 'Keys: A approve · R reject · D defer · N next',
   'progress.pending': 'waiting to be sent',
   'firstRun.title': 'Set up this site',
@@ -621,6 +623,8 @@ const nb: Messages = {
   'trail.refusal.wrong_pin': 'feil PIN',
   'trail.refusal.no_pin': 'bruker har ingen PIN',
   'trail.refusal.role': 'rollen kan ikke beslutte',
+  'trail.writeBack.notApplied': 'ikke utført {seconds} s etter at den ble sendt (siste tilstand: {state})',
+  'trail.writeBack.notSent': 'ikke sendt innen {window} s etter godkjenningen (for {ago} s siden): ingenting ble gjort; beslutt på nytt om det fortsatt gjelder',
   'detail.shortcuts': 'Taster: A godkjenn · R avvis · D utsett · N neste',
   'progress.pending': 'venter på å bli sendt',
   'firstRun.title': 'Sett opp dette anlegget',
@@ -1117,6 +1121,8 @@ const de: Messages = {
   'trail.refusal.wrong_pin': 'falsche PIN',
   'trail.refusal.no_pin': 'Benutzer hat keine PIN',
   'trail.refusal.role': 'Rolle darf nicht entscheiden',
+  'trail.writeBack.notApplied': 'nicht ausgeführt {seconds} s nach dem Senden (letzter Stand: {state})',
+  'trail.writeBack.notSent': 'nicht innerhalb von {window} s nach der Genehmigung gesendet (vor {ago} s): nichts wurde getan; erneut entscheiden, falls es noch zutrifft',
   'detail.shortcuts': 'Tasten: A genehmigen · R ablehnen · D zurückstellen · N weiter',
   'progress.pending': 'wartet auf Versand',
   'firstRun.title': 'Diesen Standort einrichten',
@@ -2033,6 +2039,33 @@ function withLeft(lang: Lang, text: string, p: Record<string, string | number>):
  * must not contain a slash" is no line for the floor); else — a code from a newer site, a param
  * missing, no code at all — the site's English message.
  */
+/** The command states write-back names as a timed-out command's last one (core/inbox CommandState), with words in every catalog. */
+const COMMAND_STATES = new Set(['pending', 'sent', 'acknowledged', 'applied', 'failed', 'timed_out']);
+
+/**
+ * Write-back's own detail of a command (core/site api.ts WRITE_BACK_CODES: not applied in time, not
+ * sent in time) in `lang`, from its code and numbers; the site's English (`value`, the record) for a
+ * code this UI does not know or params it cannot word.
+ */
+export function writeBackText(lang: Lang, d: { value: string; code?: string; params?: Record<string, string | number> }): string {
+  const p = d.params ?? {};
+  switch (d.code) {
+    case 'command.notApplied': {
+      const seconds = paramNum(p, 'seconds');
+      const state = paramStr(p, 'lastState');
+      if (seconds === undefined || state === undefined || !COMMAND_STATES.has(state)) break;
+      return translate(lang, 'trail.writeBack.notApplied', { seconds: formatNumber(lang, seconds), state: translate(lang, `progress.${state}` as MessageKey) });
+    }
+    case 'command.notSent': {
+      const window = paramNum(p, 'windowSeconds');
+      const ago = paramNum(p, 'agoSeconds');
+      if (window === undefined || ago === undefined) break;
+      return translate(lang, 'trail.writeBack.notSent', { window: formatNumber(lang, window), ago: formatNumber(lang, ago) });
+    }
+  }
+  return d.value;
+}
+
 export function refusalText(lang: Lang, r: RefusalLike): string {
   if (typeof r.code !== 'string') return r.message;
   const p = r.params ?? {};

@@ -1,9 +1,9 @@
 import { Fragment, useEffect, useRef, useState, type ReactNode } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { ProposalDetail } from '../../../core/site/api.ts';
+import type { ProposalDetail, TrailField } from '../../../core/site/api.ts';
 import { evidenceColumns, KeepCodes, RiskBadge, Table, ValueCell } from '../components/common.tsx';
 import { useApp, useT } from '../context.tsx';
-import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatWhen, formatWhenFull, localizeInstants, pluralKey, proposalTexts, rolesText, type Lang, type MessageKey } from '../i18n/messages.ts';
+import { actionName, columnHeading, formatDuration, KNOWN_ACTIONS, formatNumber, formatWhen, formatWhenFull, localizeInstants, pluralKey, proposalTexts, rolesText, writeBackText, type Lang, type MessageKey } from '../i18n/messages.ts';
 import { decidedShown, selectDeferredCount, selectIsDecider, selectShownNow, selectShownYear, selectWaitingCount, sortByUrgency, yearStart } from '../store/store.ts';
 import { Age } from '../components/Age.tsx';
 import { AgentLooks } from './InboxAgentLooks.tsx';
@@ -341,14 +341,18 @@ function ProposalPanel() {
   // A refusal's reason, the decision it refused and a proposal's action are codes: said in words
   // (an action this UI does not know as data); a withdrawal's or a stale approval's reason is the
   // proposal's own, said in the chosen language; what a module said of its command (the ack's
-  // result, JSON, or its error; `state` repeats it) is data, as it came; the rest is text.
-  const trailValue = (ev: string, user: string | undefined, field: string, v: string): ReactNode => {
+  // result, JSON, or its error; `state` repeats it) is data, as it came; write-back's own detail
+  // (not applied, not sent in time) in words from its code, the site's English for one this UI
+  // does not know; the rest is text.
+  const trailValue = (ev: string, user: string | undefined, f: TrailField): ReactNode => {
+    const { name: field, value: v } = f;
     if (ev === 'refused' && field === 'reason' && REFUSALS.has(v)) return t(`trail.refusal.${v}` as MessageKey);
     if (ev === 'refused' && field === 'decision' && VERBS.has(v)) return t(`detail.${v}` as MessageKey);
     if (ev === 'proposed' && field === 'action') return KNOWN_ACTIONS.has(v) ? actionName(lang, v) : <code>{v}</code>;
     if (ev === 'withdrawn' && field === 'reason' && v === p.withdrawnReason) return texts.withdrawnReason!;
     if (ev === 'stale' && field === 'reason' && v === p.staleReason) return texts.staleReason!;
     if (ev.startsWith('command_') && field === 'detail' && user !== WRITE_BACK) return <code>{v}</code>;
+    if (ev.startsWith('command_') && field === 'detail' && f.code) return writeBackText(lang, f);
     return localizeInstants(lang, v, now);
   };
   // Who made the entry: a person by name; the agent in words; the agent's run (`agent-<run id>`),
@@ -406,7 +410,8 @@ function ProposalPanel() {
           <ul>
             {p.failedBefore.map((f) => (
               <li key={f.id}>
-                <When lang={lang} ms={f.atMs} now={now} /> — {f.id}: {f.detail ?? t('detail.failedNoReason')}
+                {/* What the module said as data, as the trail shows it; write-back's own detail (never sent) in words. */}
+                <When lang={lang} ms={f.atMs} now={now} /> — {f.id}: {f.detail === null ? t('detail.failedNoReason') : f.code ? writeBackText(lang, { ...f, value: f.detail }) : <code>{f.detail}</code>}
               </li>
             ))}
           </ul>
@@ -520,7 +525,7 @@ function ProposalPanel() {
               ? e.fields.map((f, j) => (
                   <Fragment key={j}>
                     {j === 0 ? ': ' : '; '}
-                    {t(`trail.field.${f.name}` as MessageKey)}: {trailValue(e.event, e.user, f.name, f.value)}
+                    {t(`trail.field.${f.name}` as MessageKey)}: {trailValue(e.event, e.user, f)}
                   </Fragment>
                 ))
               : e.detail

@@ -76,7 +76,7 @@ describe('the proposal trail', () => {
     ];
     const nb = detailHtml('nb', [], failed);
     expect(nb).toContain('Godkjent før, men modulen utførte den ikke (2×):');
-    expect(nb).toContain('P-0: resource M-1 is reserved for maintenance');
+    expect(nb).toContain('P-0: <code>resource M-1 is reserved for maintenance</code>'); // what the module said: data, as in the trail
     expect(nb).toContain('P-00: ingen grunn oppgitt');
     expect(detailHtml('en', [], failed.slice(0, 1))).toContain('Approved before, and the module did not carry it out (1×):');
     expect(detailHtml('de', [], [])).not.toContain('failed-before');
@@ -141,6 +141,7 @@ describe('the proposal trail: words for what has words, data as data', () => {
     ]);
   });
 
+  // Write-back's own detail with its code is worded (InboxWriteBackWords.test.ts); without one (an older site), the English as it came.
   it("shows what a module answered as data, and write-back's own detail as text", () => {
     const html = trailHtml('nb', [
       { atMs: T, event: 'command_failed', user: 'operations', detail: 'detail: resource M-1 is down', fields: [{ name: 'detail', value: 'resource M-1 is down' }] },

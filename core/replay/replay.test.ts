@@ -246,8 +246,11 @@ describe('replay', () => {
     const names = ['approval_inbox', 'dead_letters', 'decision_log', 'resources', 'stock', 'work_queue'];
     const held = new Map<string, number>();
     let expired = 0;
+    // On the site's clock: on the real one, expire() also dropped the agent's run tags once their
+    // retention had passed since the simulated day (7 days after T0, a test that failed from then on).
+    const open = (n: string) => Table.open(join(db, n), { clock: live.clock });
     for (const n of names) {
-      const t = Table.open(join(db, n));
+      const t = open(n);
       const s = t.snapshots.atOrBefore(CUT);
       if (!s) continue;
       t.createTag('hourly-2026113006', s.id); // as the site's scheduled tags make it: each table's latest then
@@ -257,7 +260,7 @@ describe('replay', () => {
       w.expire();
       w.close();
       // Gone, unless it was the table's latest (a table that wrote nothing after the cut).
-      if (Table.open(join(db, n)).snapshots.atOrBefore(CUT) === undefined) expired++;
+      if (open(n).snapshots.atOrBefore(CUT) === undefined) expired++;
     }
     expect(held.size).toBeGreaterThanOrEqual(4);
     expect(expired).toBeGreaterThanOrEqual(3);
@@ -268,7 +271,7 @@ describe('replay', () => {
     // An agent run's tag of that time is on the state tables only, and the inbox's snapshots of
     // its instant are gone: refused, pointing at the hourly tag, with nothing tagged.
     const run = 'agent-20261130-061400-000'; // not cut at before (the run of 06:12 was)
-    expect(Table.open(join(db, 'work_queue')).tags.exists(run)).toBe(true);
+    expect(open('work_queue').tags.exists(run)).toBe(true);
     const gone = await replayCli(['replay', 'export', '--data', live.dir, '--tag', run, '--until', new Date(UNTIL).toISOString(), '--out', join(work, 'fx-gone')]);
     expect(gone.code).not.toBe(0);
     expect(gone.err).toMatch(new RegExp(`${run} is not a tag of (\\w+), and \\1 no longer has a snapshot of its instant .*Cut at a tag every table has, such as that hour's hourly-… tag`));

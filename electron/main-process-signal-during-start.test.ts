@@ -17,7 +17,7 @@ import { runMain, type RunningSite } from './main-process.ts';
 import { APP_ORIGIN } from './security.ts';
 import type { ElectronLike, WebContentsLike } from './shell.ts';
 
-type Sig = 'SIGINT' | 'SIGTERM';
+type Sig = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
 let before: Record<Sig, Function[]>;
 const added = (s: Sig) => process.rawListeners(s).filter((l) => !before[s].includes(l)) as Array<(s: NodeJS.Signals) => void>;
 /** Calls the listeners runMain added, as a signal would; how many there were. */
@@ -28,10 +28,10 @@ const signal = (s: Sig): number => {
 };
 let dir: string | undefined;
 beforeEach(() => {
-  before = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM') };
+  before = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM'), SIGHUP: process.rawListeners('SIGHUP') };
 });
 afterEach(() => {
-  for (const s of ['SIGINT', 'SIGTERM'] as const) for (const l of added(s)) process.off(s, l);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) for (const l of added(s)) process.off(s, l);
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
@@ -45,7 +45,7 @@ function fakeElectron() {
     dialog: {
       showErrorBox: (title) => {
         rec.errorBoxes.push(title);
-        rec.listenersAtBox.push(added('SIGINT').length + added('SIGTERM').length);
+        rec.listenersAtBox.push(added('SIGINT').length + added('SIGTERM').length + added('SIGHUP').length);
       },
     },
     BrowserWindow: class {
@@ -165,7 +165,7 @@ describe('a start that fails with no stop signal asked', () => {
     await expect(run).rejects.toThrow('cannot listen');
     expect(rec.errorBoxes).toHaveLength(1);
     expect(rec.listenersAtBox, "runMain's signal listeners while the box is up").toEqual([0]);
-    expect([added('SIGINT').length, added('SIGTERM').length]).toEqual([0, 0]);
+    expect([added('SIGINT').length, added('SIGTERM').length, added('SIGHUP').length]).toEqual([0, 0, 0]);
   });
 
   it('a --data that is a file: the box is shown with no listener of runMain taking the signals', async () => {
@@ -177,6 +177,6 @@ describe('a start that fails with no stop signal asked', () => {
     await expect(runMain(e, ['--data', file], { startSite: s.startSite, log: () => undefined })).rejects.toThrow('--data');
     expect(rec.errorBoxes).toHaveLength(1);
     expect(rec.listenersAtBox).toEqual([0]);
-    expect([added('SIGINT').length, added('SIGTERM').length]).toEqual([0, 0]);
+    expect([added('SIGINT').length, added('SIGTERM').length, added('SIGHUP').length]).toEqual([0, 0, 0]);
   });
 });

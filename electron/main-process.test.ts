@@ -65,13 +65,13 @@ function fakeSite(rec: { log: string[] }) {
 }
 
 let dir: string | undefined;
-// runMain takes SIGINT and SIGTERM for the process's life: what a test's runMain added goes with it.
-let signalListeners: Record<'SIGINT' | 'SIGTERM', Function[]>;
+// runMain takes SIGINT, SIGTERM and SIGHUP for the process's life: what a test's runMain added goes with it.
+let signalListeners: Record<'SIGINT' | 'SIGTERM' | 'SIGHUP', Function[]>;
 beforeEach(() => {
-  signalListeners = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM') };
+  signalListeners = { SIGINT: process.rawListeners('SIGINT'), SIGTERM: process.rawListeners('SIGTERM'), SIGHUP: process.rawListeners('SIGHUP') };
 });
 afterEach(() => {
-  for (const s of ['SIGINT', 'SIGTERM'] as const) for (const l of process.rawListeners(s)) if (!signalListeners[s].includes(l)) process.off(s, l as () => void);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) for (const l of process.rawListeners(s)) if (!signalListeners[s].includes(l)) process.off(s, l as () => void);
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });

@@ -14,21 +14,29 @@
 // single-instance lock is taken before the site starts (a second start only focuses the first
 // window and never opens the data directory); the site stops before the app quits.
 //
-// Quitting (the window closed, SIGINT or SIGTERM — taken from before the site starts) stops the
-// site first. One that comes while the site starts waits for the start to end (Site.start cannot
-// be cut short), then stops it; no window opens, and a start that fails meanwhile is logged, not
-// shown in an error box (a modal box would hold the quit up). A repeated signal is said and the
-// stop goes on, as `tilstand start` (core/site/cli/common.ts repeatedStopSignals); SIGKILL ends
-// the process at once. A start that fails with no quit asked gives SIGINT and SIGTERM their
-// default back before its error box (a modal box holds the main process's listeners off, so one
-// left in place kept a stop signal from ending the app until the box was clicked).
+// Quitting — the window closed, SIGINT, SIGTERM or SIGHUP (taken from before the site starts),
+// or a quit Electron makes itself (the OS's logout or shutdown on macOS, the Dock's Quit: held at
+// `before-quit` / `will-quit`) — runs one clean stop: the site stops, then the app quits, its own
+// quit then let through (no quit → before-quit → stop loop). The wait for the stop is bounded,
+// QUIT_STOP_WAIT_MS, after which the app quits without it (logged). SIGHUP stops the app as SIGTERM
+// does: unlike `tilstand start`, where it is a reload (`systemctl reload`), the app has no reload
+// signal (`tilstand config reload` reloads its site). A quit that comes while the site starts
+// waits for the start to end (Site.start cannot be cut short), then stops it; no window opens, and
+// a start that fails meanwhile is logged, not shown in an error box (a modal box would hold the
+// quit up). A repeated signal is said and the stop goes on, as `tilstand start`
+// (core/site/cli/common.ts repeatedStopSignals); SIGKILL ends the process at once. A start that
+// fails with no quit asked gives the stop signals their default back before its error box (a modal
+// box holds the main process's listeners off, so one left in place kept a stop signal from ending
+// the app until the box was clicked). Not covered: Windows ends an app at logout or shutdown
+// without before-quit (Electron's documented behaviour) and soon after; the journal (durable
+// before PUBACK) is what keeps the events then, as after a kill.
 
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SiteBackend } from '../core/site/api.ts';
 import { dataDirProblem } from '../core/site/cli/common.ts';
 import { FirstRunBackend, isInitialized, SwitchingBackend } from '../core/site/first-run.ts';
-import { DEFAULT_RENDERER_DIR, type SiteStartOptions } from '../core/site/site.ts';
+import { DEFAULT_RENDERER_DIR, reportedBySite, type SiteStartOptions } from '../core/site/site.ts';
 import { SITE_LAUNCH, shellWord } from '../core/site/v8-flags.ts';
 import { registerScheme, startShell, type ElectronLike } from './shell.ts';
 
@@ -43,6 +51,21 @@ export interface ShellArgs {
 }
 
 export class ShellArgsError extends Error {}
+
+/** Errors runMain has said on the console already (`notStarted`): main.mjs does not print them again. */
+const saidErrors = new WeakSet<object>();
+
+/**
+ * What electron/main.mjs prints for an error runMain threw, and the app's exit code: a bad flag's
+ * message and usage (2); nothing for a start the site's log (core/site reportedBySite) or runMain
+ * has said already (1) — main.mjs printed its stack after those lines, the reason a second or third
+ * time; any other error with its stack (1).
+ */
+export function mainFailure(e: unknown): { line: string | undefined; code: number } {
+  if (e instanceof ShellArgsError) return { line: e.message, code: 2 };
+  if (reportedBySite(e) || (typeof e === 'object' && e !== null && saidErrors.has(e))) return { line: undefined, code: 1 };
+  return { line: (e as Error | undefined)?.stack ?? String(e), code: 1 };
+}
 
 export const SHELL_USAGE = 'usage: tilstand-electron [--data <dir>] [--demo] [--kiosk] [--fullscreen] [--mqtt-port <n>] [--http-port <n>] [--serve-ui]';
 const OURS = new Set(['--data', '--demo', '--kiosk', '--fullscreen', '--mqtt-port', '--http-port', '--serve-ui']);
@@ -212,6 +235,23 @@ function boxLang(locale: string): keyof typeof NOT_STARTED {
   return base === 'nb' || base === 'nn' || base === 'no' ? 'nb' : base === 'de' ? 'de' : 'en';
 }
 
+/**
+ * How long a quit waits for the site's clean stop before the app quits without it. Site.stop waits
+ * at most 10 s for the calls in flight (core/site service.ts STOP_CALLS_WAIT_MS), then commits and
+ * closes; 50 s holds that on a slow disk and stays under what an OS gives an app at logout or
+ * shutdown (systemd's default stop timeout is 90 s).
+ */
+export const QUIT_STOP_WAIT_MS = 50_000;
+
+/**
+ * The signals that stop the app cleanly. SIGHUP too (the terminal of `npm run electron` closed, a
+ * session's hang-up): it met Node's default and ended the app without its stop. The app has no
+ * reload to give it, unlike `tilstand start` (a service's SIGHUP is `systemctl reload`: core/site
+ * cli/start.ts sighupReloads); a reload goes through `tilstand config reload`.
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
+
 /** Runs the app; resolves once the window is up (or at once when another instance has the lock). */
 export async function runMain(e: ElectronLike, argv: readonly string[], deps: MainDeps): Promise<{ site: () => RunningSite | undefined; quit: () => Promise<void> }> {
   const log = deps.log ?? ((l: string) => console.error(`tilstand: ${l}`));
@@ -221,16 +261,22 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   /** The site while it starts (undefined once it failed): a quit meanwhile waits for it. */
   let starting: Promise<RunningSite | undefined> | undefined;
   let quitting: Promise<void> | undefined;
+  /** Set once the site has stopped (or the wait for it ran out): the app's own quit then goes through. */
+  let released = false;
   const quit = (): Promise<void> => {
     quitting ??= (async () => {
-      try {
-        // A signal, or the window closed, while the site was starting: without the wait the app
-        // quit with that site running, never stopped (its tables not committed, its locks and
-        // control socket left as by a kill).
-        await (site ?? (await starting))?.stop();
-      } catch (err) {
-        log(`stopping the site: ${(err as Error).message}`);
-      }
+      // A signal, or the window closed, while the site was starting: without the wait the app
+      // quit with that site running, never stopped (its tables not committed, its locks and
+      // control socket left as by a kill).
+      const stop = (async () => (site ?? (await starting))?.stop())().catch((err: unknown) => log(`stopping the site: ${(err as Error).message}`));
+      // Bounded: a stop that does not end (a bug, a disk that hangs) must not hold the app, and
+      // with it the OS's logout or shutdown, for good. Quitting then is as a kill: the journal
+      // is durable before PUBACK and the next start replays it.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), QUIT_STOP_WAIT_MS)));
+      if ((await Promise.race([stop, bound])) === 'timeout') log(`the site did not ${site === undefined ? 'finish starting and stop' : 'stop'} within ${QUIT_STOP_WAIT_MS / 1000} s; quitting without waiting for it`);
+      clearTimeout(timer);
+      released = true;
       e.app.quit();
     })();
     return quitting;
@@ -239,7 +285,18 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     e.app.quit();
     return { site: () => undefined, quit };
   }
-  // Every SIGINT and SIGTERM from here on, before the site starts: taken only once it had started,
+  // A quit Electron makes itself (the OS's logout or shutdown on macOS, the Dock's Quit):
+  // `app.quit()` emits before-quit, then will-quit, and without a listener that holds it the app
+  // quit with the site running. Held (preventDefault) until the clean stop has run; the app's own
+  // quit after it (`released`) goes through, so a quit does not come round to a stop again.
+  const holdQuit = (ev: { preventDefault(): void }): void => {
+    if (released) return;
+    ev.preventDefault();
+    void quit();
+  };
+  e.app.on('before-quit', holdQuit);
+  e.app.on('will-quit', holdQuit);
+  // Every SIGINT, SIGTERM and SIGHUP from here on, before the site starts: taken only once it had started,
   // one during the start (a service manager stopping the app as it starts, a Ctrl-C) met the
   // default and ended the process without a clean stop (the stop's last commits and site.log's
   // "stopped" line lost, a half-started broker never closed). One during the start waits for it,
@@ -247,12 +304,12 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   // (the terminal's to the process group and npm's copy), and the second, with no listener left,
   // ended the process mid-stop — a repeated one is said and the stop goes on, as `tilstand start`
   // does (core/site/cli/common.ts repeatedStopSignals).
-  const onSignal = (s: 'SIGINT' | 'SIGTERM'): void => {
+  const onSignal = (s: StopSignal): void => {
     if (quitting) log(`received ${s} while a clean stop is under way; it goes on (SIGKILL ends the process at once, without one)`);
     else if (site === undefined && starting !== undefined) log(`received ${s} while the site starts; it stops once started`);
     void quit();
   };
-  for (const s of ['SIGINT', 'SIGTERM'] as const) process.on(s, onSignal);
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   const options = (): SiteStartOptions => ({
     data: args.data,
     demo: args.demo,
@@ -266,7 +323,9 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
   // log has the same line last), then the caller exits.
   const notStarted = async (err: unknown, when: string): Promise<void> => {
     const why = (err as Error)?.message ?? String(err);
-    log(`the site did not start${when}: ${why}`);
+    // The site's log said it already (its last line, to the console too): once is enough.
+    if (!reportedBySite(err)) log(`the site did not start${when}: ${why}`);
+    if (typeof err === 'object' && err !== null) saidErrors.add(err);
     // Asked to quit meanwhile (a signal, the window closed): a box is modal, and shown now it held
     // the quit up until someone at the PC clicked it. The log has the reason.
     if (quitting) return;
@@ -274,7 +333,7 @@ export async function runMain(e: ElectronLike, argv: readonly string[], deps: Ma
     // shown synchronously, so no listener could run while it is up, and one left taking SIGTERM
     // or SIGINT kept a service manager's stop or a Ctrl-C from ending the app until someone
     // clicked the box.
-    for (const s of ['SIGINT', 'SIGTERM'] as const) process.off(s, onSignal);
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
     await e.app.whenReady(); // the system's language is known once the app is ready
     const box = NOT_STARTED[boxLang(e.app.getLocale?.() ?? '')];
     e.dialog.showErrorBox(box.title, box.content(why, args.data, join(args.data, 'logs', 'site.log')));

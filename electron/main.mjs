@@ -13,7 +13,7 @@ register();
 (await import('../core/site/v8-flags.ts')).applySiteV8Flags();
 const electronModule = await import('electron');
 const electron = electronModule.default ?? electronModule;
-const { relaunchWithLaunchSettings, runMain, ShellArgsError } = await import('./main-process.ts');
+const { mainFailure, relaunchWithLaunchSettings, runMain } = await import('./main-process.ts');
 // Started without the site's launch settings (core/site/v8-flags.ts SITE_LAUNCH): relaunch once
 // with them, before the single-instance lock and the site.
 if (!relaunchWithLaunchSettings(electron.app, process.argv, process.env, process.platform, (l) => console.error(`tilstand: ${l}`))) {
@@ -21,7 +21,9 @@ if (!relaunchWithLaunchSettings(electron.app, process.argv, process.env, process
   try {
     await runMain(electron, process.argv.slice(1), { startSite: (o) => Site.start(o) });
   } catch (e) {
-    console.error(`tilstand: ${e instanceof ShellArgsError ? e.message : (e && e.stack) || e}`);
-    electron.app.exit(e instanceof ShellArgsError ? 2 : 1);
+    // A start the site's log or runMain said already is not printed again (mainFailure).
+    const { line, code } = mainFailure(e);
+    if (line !== undefined) console.error(`tilstand: ${line}`);
+    electron.app.exit(code);
   }
 }

@@ -37,7 +37,8 @@ export interface BrowserWindowLike {
 export interface ElectronLike {
   app: {
     requestSingleInstanceLock(): boolean;
-    on(event: 'second-instance' | 'window-all-closed' | 'web-contents-created', cb: (...args: never[]) => void): void;
+    /** `before-quit` and `will-quit` get an event whose preventDefault holds the quit (main-process.ts, to stop the site first). */
+    on(event: 'second-instance' | 'window-all-closed' | 'web-contents-created' | 'before-quit' | 'will-quit', cb: (...args: never[]) => void): void;
     whenReady(): Promise<void>;
     quit(): void;
     /** The system's language (`nb-NO`, `de-DE`, …), once the app is ready. */

@@ -12,7 +12,22 @@ import { invalidArgument, notSupported } from './errors.ts';
 import { formatsPerLevel } from './data-file-format.ts';
 import type { TableSchema } from './schema.ts';
 
-export function validateAppendTable(schema: TableSchema, bucketKey: readonly string[]): void {
+/**
+ * InvalidArgument for `full-compaction.delta-commits` on a bucket-unaware append table: Paimon
+ * refuses it (SchemaValidation.validateBucket) at create, at ALTER and in every table copy its
+ * engines make (dynamic options, time travel), so Flink and Spark could neither alter nor
+ * time-travel such a table; this store ignores the option for append tables. Checked where it is
+ * set (creation, ALTER: schema-change.ts); a table an earlier version made with it opens.
+ */
+export function checkAppendFullCompaction(schema: TableSchema): void {
+  if (schema.isPrimaryKeyTable || schema.options.bucket !== -1 || schema.options.raw['full-compaction.delta-commits'] === undefined) return;
+  throw invalidArgument(
+    "option 'full-compaction.delta-commits' is not allowed on a bucket-unaware append table (bucket = -1; Paimon refuses it, so its engines could not alter or read such a table); " +
+      "leave it out, or give the table a bucket count and 'bucket-key'",
+  );
+}
+
+export function validateAppendTable(schema: TableSchema, bucketKey: readonly string[], strict = false): void {
   const o = schema.options;
   const raw = o.raw;
   if (o.bucket === -2) throw notSupported("option 'bucket': -2 (postpone) is not supported for append tables; use -1 or a bucket count");
@@ -29,5 +44,6 @@ export function validateAppendTable(schema: TableSchema, bucketKey: readonly str
     }
   }
   if (o.sequenceGroups.length > 0) throw invalidArgument('sequence groups need a primary key; append tables keep every row');
+  if (strict) checkAppendFullCompaction(schema);
   formatsPerLevel(raw);
 }

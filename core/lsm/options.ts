@@ -267,6 +267,18 @@ export function checkOptionValues(raw: Readonly<Record<string, string>>, keys: I
   }
 }
 
+/**
+ * InvalidArgument for a `write-buffer-size` of 0 bytes, set at creation or by an ALTER. Paimon
+ * accepts it there and its writer fails at the first row (its memory pool has no page: "Mem table
+ * is too small to hold a single element."); here every row flushed to a level-0 file of its own.
+ * A table written elsewhere with it opens and reads (parseOptions, not strict).
+ */
+export function checkWriteBufferSize(raw: Readonly<Record<string, string>>): void {
+  const text = raw['write-buffer-size'];
+  if (text === undefined || parseMemorySize(text, 'write-buffer-size') > 0) return;
+  throw invalidArgument(`option 'write-buffer-size': expected a size of at least 1 b (the bytes of rows buffered before a flush, such as '64 mb'), got '${text}': a buffer of 0 bytes would flush every row to a level-0 file of its own, and Paimon's writer fails at its first row`);
+}
+
 function parseInt32(text: string, option: string, min: number, max = MAX_INT): number {
   if (!/^\s*[+-]?\d+\s*$/.test(text)) throw invalidArgument(`option '${option}': expected an integer, got '${text}'`);
   const n = Number(text);
@@ -303,7 +315,7 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'deletion-vectors.enabled': 'tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: every merge engine, sequence.field, changelog none/input/lookup/full-compaction (num-levels ≥ 3); append tables: read, kept across commits, applied by compaction)',
   'disable-explicit-type-casting': 'ALTER may only widen column types (schema-change.ts)',
   'file.compression': 'data file compression: zstd (Paimon default; read only here, refused at creation), snappy, gzip (deflate for Avro) or none; a table written elsewhere may name any codec (read; a data file written into it is refused)',
-  'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null; a table written elsewhere may name any (manifests written here use deflate)',
+  'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null, spelled exactly (Avro\'s names, as Paimon takes them); a table written elsewhere may name any (manifests written here use deflate)',
   'merge-engine': 'deduplicate (default), partial-update, aggregation or first-row (merge/README.md)',
   'sequence.field': 'comma list of columns compared before the system sequence number',
   'sequence.field.sort-order': 'ascending (default) or descending',
@@ -546,11 +558,27 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' is not supported; use zstd, snappy, gzip or none`);
   // Elsewhere-written: any Avro codec (bzip2, xz, zstd…) is kept; manifests written here use
   // deflate then, which Java reads (an Avro file names its codec in its header).
+  // Set here (strict), zstd is refused saying why: zstd manifests Java wrote are read (fzstd), but
+  // this store has no zstd compressor; an ALTER removing the option leaves Java's writers their default.
   const manifestText = get('manifest.compression') ?? 'deflate';
+  if (strict && manifestText.trim().toLowerCase() === 'zstd') {
+    throw notSupported(
+      `option 'manifest.compression': zstd manifests cannot be written here (Node 20 has no zstd compressor and none is installed; zstd manifests Java wrote are read); ` +
+        `use deflate, snappy or null, or remove the option by an ALTER (Java's writers then use their default, zstd; this store writes deflate)`,
+    );
+  }
+  // Set here, the exact Avro codec names: Paimon's engines hand the value as it is to Avro
+  // (CodecFactory.fromString, an exact lookup; only 'zstd' is mapped), so 'none', 'Deflate' or
+  // ' snappy' would fail every Java commit ("Unrecognized codec"). Read leniently below.
+  if (strict && !['deflate', 'snappy', 'null'].includes(manifestText)) {
+    const none = manifestText.trim().toLowerCase() === 'none' ? "; use 'null' for manifests without compression" : '';
+    throw invalidArgument(
+      `option 'manifest.compression': expected one of 'deflate', 'snappy', 'null' (Avro's codec names, spelled exactly: Paimon's engines take no other), got '${manifestText}'${none}`,
+    );
+  }
   const manifestCompression = strict || ['deflate', 'snappy', 'null', 'none'].includes(manifestText.trim().toLowerCase())
-    ? parseEnum(manifestText, 'manifest.compression', ['deflate', 'snappy', 'null', 'none', 'zstd'] as const)
+    ? parseEnum(manifestText, 'manifest.compression', ['deflate', 'snappy', 'null', 'none'] as const)
     : 'zstd';
-  if (strict && manifestCompression === 'zstd') throw notSupported(`option 'manifest.compression': zstd is not written here; use deflate, snappy or null`);
   const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
   const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
   if (strict) checkLookupFullCompaction(raw, changelogProducer);
@@ -604,6 +632,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
 
   // Read leniently below (a table an earlier version made opens); where set here, as Java reads them.
   if (strict) checkOptionValues(raw, Object.keys(raw));
+  if (strict) checkWriteBufferSize(raw);
   const retainedMin = int('snapshot.num-retained.min', 10, 1);
   const retainedMax = int('snapshot.num-retained.max', MAX_INT, 1);
   // As Paimon's SchemaValidation: a max below the min (10 unless set) would be ignored silently.

@@ -16,9 +16,10 @@
 //     deletion-vector mode, …); `ignore-delete` cannot go from true to false.
 // Invariant: field ids are never reused; `highestFieldId` only grows.
 
+import { checkAppendFullCompaction } from './append-table.ts';
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { checkChangelogRetention, checkLookupFullCompaction, checkOptionValues, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
+import { checkChangelogRetention, checkLookupFullCompaction, checkOptionValues, checkWriteBufferSize, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
 import { formatForLevel, formatsPerLevel, validateWritableFormats } from './data-file-format.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { checkFieldOptionBooleans } from './merge/field-options.ts';
@@ -309,6 +310,8 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   // Lenient above (a value an earlier version accepted stays); a typed option set here as Java
   // parses it (options.ts PAIMON_OPTION_TYPES: a duration, memory size, boolean, integer or enum).
   checkOptionValues(schema.options.raw, changes.flatMap((c) => (c.kind === 'setOption' ? [c.key] : [])));
+  // Lenient above (a table Java made with '0' opens); set here, a buffer must hold a row (options.ts).
+  if (changes.some((c) => c.kind === 'setOption' && c.key === 'write-buffer-size')) checkWriteBufferSize(schema.options.raw);
   // Lenient above; a default tag retention set here must be one a tag can have (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'tag.default-time-retained')) tagDefaultRetention(schema.options.raw, true);
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'file.compression.per.level')) compressionPerLevel(schema.options.raw);
@@ -324,6 +327,8 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   if (schema.options.mergeEngine === 'partial-update' && changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && /^fields\.(.+\.(aggregate-function|sequence-group)|default-aggregate-function)$/.test(c.key))) partialUpdateAggregators(schema, true);
   // Lenient above (a table Paimon 1.x made with both opens); set here, not beside 'lookup' (options.ts).
   if (changes.some((c) => c.kind === 'setOption' && c.key === 'full-compaction.delta-commits')) checkLookupFullCompaction(schema.options.raw, schema.options.changelogProducer);
+  // Lenient above (a table an earlier version made opens); set here, as Paimon refuses it (append-table.ts).
+  if (changes.some((c) => c.kind === 'setOption' && (c.key === 'full-compaction.delta-commits' || c.key === 'bucket'))) checkAppendFullCompaction(schema);
   // Lenient above (a table Java made with zstd, its default codec, or ORC files opens and reads); an
   // ALTER may not make a table whose data files are written here unwritable by its codec or format,
   // which creation refuses (the refusal came only at the next commit with rows, ingest's), nor set

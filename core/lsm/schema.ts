@@ -193,7 +193,7 @@ export class TableSchema {
     // earlier version made with it opens.
     if (strict) checkSequenceFieldOptions(this);
     if (strict) checkFieldsPrefixColumns(this, Object.keys(this.options.raw));
-    if (!this.isPrimaryKeyTable) return validateAppendTable(this, bucketKey); // append-table.ts
+    if (!this.isPrimaryKeyTable) return validateAppendTable(this, bucketKey, strict); // append-table.ts
     if (this.keyIndexes.length === 0) throw invalidArgument('the primary key must contain a column that is not a partition key');
     const pk = new Set(this.primaryKeys);
     for (const k of bucketKey) {
@@ -221,11 +221,22 @@ export class TableSchema {
     const engine = this.options.mergeEngine;
     validateMergeEngineOptions(this, strict); // merge/engine-options.ts
     validateChangelogOptions(this.options, this.fieldIndex); // changelog-options.ts
+    // A column (a group's sequence fields included) belongs to one group: the partial-update merge
+    // function refuses it otherwise at every write and read, and Paimon at creation ("defined
+    // repeatedly by multiple groups"); checked where the table is created (the option is immutable).
+    const owner = new Map<string, string>();
     for (const g of this.options.sequenceGroups) {
-      if (engine !== 'partial-update') throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' needs merge-engine 'partial-update'`);
+      const option = `fields.${g.sequenceFields.join(',')}.sequence-group`;
+      if (engine !== 'partial-update') throw invalidArgument(`option '${option}' needs merge-engine 'partial-update'`);
       for (const c of [...g.sequenceFields, ...g.columns]) {
-        if (!this.fieldIndex.has(c)) throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' names unknown column '${c}'`);
-        if (pk.has(c)) throw invalidArgument(`option 'fields.${g.sequenceFields.join(',')}.sequence-group' names primary-key column '${c}'`);
+        if (!this.fieldIndex.has(c)) throw invalidArgument(`option '${option}' names unknown column '${c}'`);
+        if (pk.has(c)) throw invalidArgument(`option '${option}' names primary-key column '${c}'`);
+      }
+      if (!strict) continue;
+      for (const c of new Set([...g.sequenceFields, ...g.columns])) {
+        const other = owner.get(c);
+        if (other !== undefined) throw invalidArgument(`option '${option}': column '${c}' is also in sequence group '${other}' (a column belongs to at most one group; a column in two sequence groups cannot be merged, and Paimon refuses it)`);
+        owner.set(c, g.sequenceFields.join(','));
       }
     }
     for (const g of this.options.removeRecordOnSequenceGroup) {

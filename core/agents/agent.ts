@@ -144,6 +144,8 @@ export interface RunResult {
   suppressed: string[];
   withdrawn: Proposal[];
   ruleErrors: { ruleId: string; message: string }[];
+  /** What the rules left out and why (`RuleContext.note`), in English; each also in the agent's log. */
+  notes: { ruleId: string; message: string }[];
 }
 
 /** performance.now in whole ms: the default monotonic clock (module-level: it is called every second). */
@@ -410,7 +412,7 @@ export class Agent {
   }
 
   /** A context that records which tables a rule reads (state tables and site tables). */
-  private recording(ctx: RuleContext): { ctx: RuleContext; read: Set<string> } {
+  private recording(ctx: RuleContext, note?: RuleContext['note']): { ctx: RuleContext; read: Set<string> } {
     const read = new Set<string>();
     const watch = <T extends string>(names: readonly T[], from: Readonly<Record<T, ReadOnlyTable>>): Record<T, ReadOnlyTable> => {
       const out = {} as Record<T, ReadOnlyTable>;
@@ -425,7 +427,7 @@ export class Agent {
       }
       return Object.freeze(out);
     };
-    return { ctx: Object.freeze({ ...ctx, tables: watch(STATE_TABLES, ctx.tables), siteTables: watch(this.siteNames, ctx.siteTables) }), read };
+    return { ctx: Object.freeze({ ...ctx, tables: watch(STATE_TABLES, ctx.tables), siteTables: watch(this.siteNames, ctx.siteTables), ...(note ? { note } : {}) }), read };
   }
 
   /**
@@ -503,10 +505,17 @@ export class Agent {
         this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
       };
       const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<string> }[] = [];
+      const notes: RunResult['notes'] = [];
       let drafts = 0;
       for (const rule of this.rules) {
         const own = baselineOf(rule);
-        const rec = this.recording(own === ctx.previousTags ? ctx : Object.freeze({ ...ctx, previousTags: own }));
+        // A note in English, as the record is; one without an English template fails the rule as a draft's does.
+        const note = (m: Message) => {
+          const message = this.english(rule, m);
+          notes.push({ ruleId: rule.id, message });
+          this.warn(`rule ${rule.id}@${rule.version} in run ${runId}: ${message}`);
+        };
+        const rec = this.recording(own === ctx.previousTags ? ctx : Object.freeze({ ...ctx, previousTags: own }), note);
         try {
           const ds = rule.evaluate(rec.ctx);
           drafts += ds.length;
@@ -612,7 +621,7 @@ export class Agent {
       }
       const keptIds = new Set(kept.map((w) => w.id));
       this.keepCitedTags(open.filter((p) => !keptIds.has(p.id)), nowMs);
-      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], suppressed: [...quietDrafts, ...submitted.suppressed], ruleErrors };
+      return { runId, atMs: nowMs, snapshots, tags, tagRetentionMs, drafts, ...submitted, duplicates: [...duplicates, ...submitted.duplicates], suppressed: [...quietDrafts, ...submitted.suppressed], ruleErrors, notes };
     } finally {
       for (const release of releases) release();
     }

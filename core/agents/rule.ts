@@ -94,6 +94,13 @@ export interface RuleContext {
    * outside a run, and when a rule reads every row (no baseline).
    */
   readonly quietEnded: readonly Proposal[];
+  /**
+   * A note of the run about what the rule left out and why (stock-reorder: rows whose on_hand
+   * inventory has not sent yet), in `RunResult.notes` and the agent's log. Not a proposal and not
+   * an error. Only in a run's `evaluate` (absent in recheck and effectSeen, and in contexts a test
+   * builds): call it as `ctx.note?.(…)`.
+   */
+  readonly note?: (message: Message) => void;
 }
 
 export interface ProposalDraft {

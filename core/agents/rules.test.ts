@@ -262,7 +262,7 @@ describe('release-blocked-job', () => {
     const { agent } = site.agentAndInbox({ agent: { config } });
     const created = agent.run().created;
     const rel = (job: string) => created.find((p) => p.ruleId === 'release-blocked-job' && p.params.job_id === job)!;
-    expect(rel('J-1')).toMatchObject({ ruleVersion: '7', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
+    expect(rel('J-1')).toMatchObject({ ruleVersion: '8', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
     // …and stock-reorder, in the same run, orders each of those locations.
     expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'BOLT').map((p) => p.params.location)).toEqual(['A', 'B', 'C']);
     expect(rel('J-2')).toMatchObject({ risk: 'low', riskReason: '3 NUT stay available after the job takes 5' });
@@ -326,7 +326,7 @@ describe('release-blocked-job and a situation the inbox keeps quiet', () => {
     const r = agent.run();
     expect(r.suppressed).toEqual([]);
     expect(r.created.map((p) => p.params.job_id)).toEqual(['J-B']);
-    expect(r.created[0]!.ruleVersion).toBe('7');
+    expect(r.created[0]!.ruleVersion).toBe('8');
     expect(r.created[0]!.explanation).toMatch(/30 BOLT are now available \(needs 20\)\. Release it\./);
     expect(agent.recheck(r.created[0]!)).toMatchObject({ holds: true });
   });
@@ -376,7 +376,7 @@ describe('release-blocked-job and the jobs released but not started', () => {
     const rel = agent.run().created.filter((p) => p.ruleId === 'release-blocked-job');
     // 30 BOLT: J-1 holds 20; J-2's 20 do not fit in the 10 left, though it comes first in the queue; J-3's 5 do.
     expect(rel.map((p) => p.params.job_id)).toEqual(['J-3']);
-    expect(rel[0]).toMatchObject({ ruleVersion: '7' });
+    expect(rel[0]).toMatchObject({ ruleVersion: '8' });
     expect(rel[0]!.explanation).toMatch(/needs 5 after 20 for J-1, released but not started, approved for release or ahead of it in the queue/);
     expect(rel[0]!.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key)).toEqual([{ job_id: 'J-3' }, { job_id: 'J-1' }]);
   });
@@ -647,7 +647,7 @@ describe('stock-reorder (changelog-triggered)', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '8', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '9', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     // The 3 on order arrive (inbound 3 → 0, on hand 0 → 3), then 2 are picked: position 1, still
     // below the point, so the approval's recheck holds.
     site.stock('NUT', 'A', { on_hand: 3, inbound: 0 });
@@ -683,17 +683,20 @@ describe('stock quantities a module got wrong (negative reserved or inbound)', (
     expect(re.map((p) => p.params)).toEqual([{ item: 'BOLT', location: 'A', qty: 18, position_before: 2 }]);
   });
 
-  it("says the quantities the position was computed from: a negative reserved or inbound as 0, a null as 0", () => {
+  it("says the quantities the position was computed from: a negative reserved or inbound as 0, a null reserved or inbound as 0", () => {
     site.stock('BOLT', 'A', { on_hand: 2, reserved: -4, inbound: -30 }); // position 2 + 0 + 0
-    site.stock('NUT', 'A', { reserved: 1, inbound: 3 }); // on hand never reported: 0 − 1 + 3 = 2
+    site.stock('NUT', 'A', { on_hand: 1, inbound: 2 }); // no reservation reported: 1 − 0 + 2 = 3
+    site.stock('PIN', 'A', { reserved: 1, inbound: 3 }); // on hand never reported: not evaluated (v9; v8 proposed it as 0 − 1 + 3 = 2)
     site.commit();
     const { agent } = site.agentAndInbox();
-    const re = agent.run().created.filter((p) => p.ruleId === 'stock-reorder');
+    const run = agent.run();
+    const re = run.created.filter((p) => p.ruleId === 'stock-reorder');
     // Before: "on hand 2, reserved -4, inbound -30 → position 2": the sum of what it said is -32.
     expect(re.map((p) => p.explanation)).toEqual([
       'BOLT at A: on hand 2, reserved 0, inbound 0 → position 2, below the reorder point 5. Order 18 to bring it to 20.',
-      'NUT at A: on hand 0, reserved 1, inbound 3 → position 2, below the reorder point 5. Order 18 to bring it to 20.',
+      'NUT at A: on hand 1, reserved 0, inbound 2 → position 3, below the reorder point 5. Order 17 to bring it to 20.',
     ]);
+    expect(run.notes).toEqual([{ ruleId: 'stock-reorder', message: 'not evaluated, on hand not known yet (no count from inventory): PIN at A' }]);
   });
 });
 

@@ -1,6 +1,8 @@
 // Rule: release a job blocked on material once the stock covers it: the item's available
 // quantity (on_hand − reserved, summed over locations) is at least the job's material_qty.
-// Only jobs blocked for material (no reason, or a reason that names material/stock/short).
+// Only jobs blocked for material: no reason, or a reason whose words name material (v8,
+// `materialReason`: material, stock, stockout; short, shortage, shortfall unless it names people —
+// v7 matched "short" anywhere, so a job blocked "short-staffed" was offered a release).
 // Command: operations `release_job {job_id}`. Medium risk when releasing would take a location of
 // the item below its reorder point: stock-reorder compares each (item, location) row's position
 // with that location's point (its own, else the item's, else the default), so the release counts
@@ -49,7 +51,26 @@ import { jobStatus, msg } from '../messages.ts';
 import { gone, HOLDS, moduleAcknowledged, type Rule, type RuleContext } from '../rule.ts';
 import type { Row } from '../read-only-table.ts';
 
-const MATERIAL_REASON = /material|stock|short/i;
+/**
+ * Whether a blocked reason names material. operations.jobs has no reason codes (`blocked_reason`
+ * is free text), so the reason is read as words — letters and digits; hyphens, underscores, colons
+ * and spaces part them ("out-of-stock", "MATERIAL_SHORT", "short: BOLT"):
+ * - `material(s)`, `stock`, `stockout(s)` name material;
+ * - `short`, `shortage(s)`, `shortfall` do too, unless the reason names people (`staff`, `staffed`,
+ *   `handed`, `crew`, `drivers`, …): "short-staffed", "staff shortage", "short of drivers" are no
+ *   material.
+ * v7 matched /material|stock|short/ anywhere in the text, so "short-staffed", "shortlisted" and
+ * "restock area" were material blocks, and such a job was offered a release once its item's stock
+ * covered it (blocked-reason.test.ts).
+ */
+export function materialReason(reason: string): boolean {
+  const words = reason.toLowerCase().split(/[^\p{L}\p{N}]+/u);
+  if (words.some((w) => MATERIAL_WORDS.has(w))) return true;
+  return words.some((w) => SHORT_WORDS.has(w)) && !words.some((w) => PEOPLE_WORDS.has(w));
+}
+const MATERIAL_WORDS = new Set(['material', 'materials', 'stock', 'stockout', 'stockouts']);
+const SHORT_WORDS = new Set(['short', 'shortage', 'shortages', 'shortfall']);
+const PEOPLE_WORDS = new Set(['staff', 'staffed', 'staffing', 'understaffed', 'handed', 'hands', 'people', 'crew', 'personnel', 'labour', 'labor', 'operator', 'operators', 'driver', 'drivers', 'worker', 'workers', 'picker', 'pickers']);
 /** Jobs ahead in the queue cited as evidence beside the job itself. */
 const EVIDENCE_AHEAD_MAX = 10;
 
@@ -82,7 +103,7 @@ function needsMaterial(j: Job): boolean {
 
 function blockedOnMaterial(j: Job): boolean {
   if (j.status !== 'blocked' || !needsMaterial(j)) return false;
-  return j.blocked_reason === null || MATERIAL_REASON.test(j.blocked_reason);
+  return j.blocked_reason === null || materialReason(j.blocked_reason);
 }
 
 /** Released, not yet started: its material is still on the shelf, and it will take it. */
@@ -198,7 +219,7 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '7',
+  version: '8',
   description:
     'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after the jobs released and not yet started and those an approved release promised it to (a job whose release the inbox would suppress takes none); medium risk when it takes a location below its own reorder point.',
   messages: {

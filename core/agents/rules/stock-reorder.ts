@@ -28,17 +28,29 @@
 // below its point, not underway, is proposed again — as the rules that look at every row each run
 // do when the quiet ends. v7 drafted only rows that changed: one that stayed below through the
 // quiet (a delivery due that never came) was never proposed again until it moved.
+// v9: a row whose on_hand inventory has not sent (partial updates: commerce's reservation or
+// procurement's inbound made the row first) is not evaluated — the run's notes say so
+// (RuleContext.note) — and inventory's first count is the row's first state (no baseline: a count
+// below the point is a crossing). v8 read the missing on_hand as 0, so such a row's position was
+// −reserved and it was proposed, an order of orderUpTo + reserved for stock nobody had counted; and
+// when the count came, its baseline "was below" and a count below the point was never proposed. A
+// missing reserved or inbound still counts as 0 (commerce and procurement send rows only for items
+// with reservations or open orders: missing is none). And an open proposal holds until the position
+// is at or above the point by `withdrawMargin` — a tenth of the band between the point and the
+// order-up-to level —, not at the point: v8 withdrew and proposed anew on every swing of a level
+// between 4 and 5 (point 5). A row is proposed, as before, only below the point.
 
 import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
 import type { ReadOnlyTable, Row } from '../read-only-table.ts';
 import { exact, inbound, n, position, reserved } from '../rows.ts';
+import type { AgentConfig } from '../config.ts';
 import { msg } from '../messages.ts';
 import { gone, HOLDS, moduleAcknowledged, type ProposalDraft, type Rule, type RuleContext } from '../rule.ts';
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '8',
+  version: '9',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -54,6 +66,18 @@ export const stockReorder: Rule = {
       de: 'eine große Bestellung: {qty} Einheiten (mittel ab {mediumFrom})',
     },
     'stock-reorder.riskRoutine': { en: 'a routine order of {qty} units', nb: 'en rutinebestilling på {qty} enheter', de: 'eine Routinebestellung über {qty} Einheiten' },
+    // v9: a run's note (RuleContext.note) of the rows it did not evaluate, and their names in it.
+    'stock-reorder.noteOnHandUnknown': {
+      en: 'not evaluated, on hand not known yet (no count from inventory): {rows}',
+      nb: 'ikke vurdert, beholdningen er ikke kjent ennå (ingen telling fra lageret): {rows}',
+      de: 'nicht geprüft, Bestand noch nicht bekannt (keine Zählung aus der Lagerverwaltung): {rows}',
+    },
+    'stock-reorder.at': { en: '{item} at {location}', nb: '{item} på {location}', de: '{item} in {location}' },
+    'stock-reorder.recheckOnHandUnknown': {
+      en: '{item} at {location} has no on-hand count (inventory has not sent one)',
+      nb: '{item} på {location} har ingen telling av beholdningen (lageret har ikke sendt en)',
+      de: '{item} in {location} hat keine Bestandszählung (die Lagerverwaltung hat keine gesendet)',
+    },
     'stock-reorder.recheckGone': { en: '{item} at {location} is no longer stocked', nb: '{item} på {location} føres ikke lenger på lager', de: '{item} in {location} wird nicht mehr geführt' },
     'stock-reorder.recheckRecovered': {
       en: '{item} at {location} is at {position} now, not below the reorder point {reorderPoint}',
@@ -65,12 +89,18 @@ export const stockReorder: Rule = {
   evaluate(ctx) {
     const stock = ctx.tables.stock;
     const changes = stock.changesSince(ctx.previousTags?.stock ?? null);
+    // A row without a count at the baseline has no position there: its first count is its first state.
     const before = new Map<string, number>();
-    for (const c of changes) if (c.kind === '-U') before.set(keyText(c.row), position(c.row));
+    for (const c of changes) if (c.kind === '-U' && counted(c.row)) before.set(keyText(c.row), position(c.row));
     const drafts = [];
     const drafted = new Set<string>();
+    const uncounted: Row[] = [];
     for (const c of changes) {
       if (c.kind !== '+I' && c.kind !== '+U') continue;
+      if (!counted(c.row)) {
+        uncounted.push(c.row);
+        continue;
+      }
       const was = before.get(keyText(c.row));
       const { reorderPoint } = reorderPolicy(ctx.config, String(c.row.item), String(c.row.location));
       if (position(c.row) >= reorderPoint || (was !== undefined && was < reorderPoint)) continue;
@@ -90,10 +120,14 @@ export const stockReorder: Rule = {
     for (const p of [...ctx.withdrawnBetweenRuns, ...ended]) {
       if (p.ruleId !== stockReorder.id || p.action !== 'replenish') continue;
       const r = stock.get({ item: p.params.item!, location: p.params.location! });
-      if (r === undefined || drafted.has(keyText(r))) continue;
+      if (r === undefined || drafted.has(keyText(r)) || !counted(r)) continue;
       if (position(r) >= reorderPolicy(ctx.config, String(r.item), String(r.location)).reorderPoint) continue;
       drafts.push(draft(ctx, r, undefined));
       drafted.add(keyText(r));
+    }
+    if (uncounted.length > 0) {
+      const rows: Json[] = uncounted.slice(0, 3).map((r) => msg('stock-reorder.at', { item: String(r.item), location: String(r.location) }));
+      ctx.note?.(msg('stock-reorder.noteOnHandUnknown', { rows: uncounted.length <= 3 ? rows : msg('list.more', { ids: rows, n: uncounted.length - 3 }) }));
     }
     return drafts;
   },
@@ -101,9 +135,12 @@ export const stockReorder: Rule = {
   recheck(ctx, p) {
     const r = ctx.tables.stock.get({ item: p.params.item!, location: p.params.location! });
     if (!r) return gone(msg('stock-reorder.recheckGone', { item: String(p.params.item), location: String(p.params.location) }));
+    if (!counted(r)) return gone(msg('stock-reorder.recheckOnHandUnknown', { item: String(p.params.item), location: String(p.params.location) }));
     const { reorderPoint } = reorderPolicy(ctx.config, String(p.params.item), String(p.params.location));
     const now = position(r);
-    if (now >= reorderPoint) return gone(msg('stock-reorder.recheckRecovered', { item: String(p.params.item), location: String(p.params.location), position: now, reorderPoint }));
+    // Held near the point (v9): withdrawn from the point + the margin up, so a level swinging around
+    // the point keeps its one proposal.
+    if (now >= exact(reorderPoint + withdrawMargin(ctx.config, String(p.params.item), String(p.params.location)))) return gone(msg('stock-reorder.recheckRecovered', { item: String(p.params.item), location: String(p.params.location), position: now, reorderPoint }));
     return HOLDS;
   },
 
@@ -139,6 +176,21 @@ export const stockReorder: Rule = {
 };
 
 const keyText = (r: Record<string, unknown>): string => `${String(r.item)}\u0000${String(r.location)}`;
+
+/** Whether inventory has counted the row (v9): a row made by a reservation or an order alone has no on_hand. */
+const counted = (r: Record<string, unknown>): boolean => n(r.on_hand) !== null;
+
+/**
+ * How far above its reorder point a row's position must be before its open proposal is withdrawn
+ * (v9): a tenth of the band between the point and the order-up-to level (5 → 20: 1.5). Small
+ * beside the order (which brings the row to orderUpTo, computed from the position it was proposed
+ * at: approved at a position within the margin it orders at most the margin more), and it scales
+ * with the item's quantities, whole or decimal.
+ */
+export function withdrawMargin(config: AgentConfig, item: string, location: string): number {
+  const { reorderPoint, orderUpTo } = reorderPolicy(config, item, location);
+  return exact((orderUpTo - reorderPoint) / 10);
+}
 
 /** The replenishment of a row below its point (`was`: its position at the baseline, if it had one). */
 function draft(ctx: RuleContext, row: Row, was: number | undefined): ProposalDraft {

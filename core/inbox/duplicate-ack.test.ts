@@ -5,7 +5,7 @@
 // and the same ack moved it timed_out → acknowledged, and the next poll timed it out again: a
 // second `command_timed_out` in the decision log and the alarm raised again, for no news. The
 // acknowledgement it already had is not taken again; a late first ack (timed out while `sent`)
-// still moves it on.
+// is logged and leaves it timed out as acknowledged (late-first-ack.test.ts).
 import { expect, it } from 'vitest';
 import { inboxTest, proposalInput } from './test-support.ts';
 import { WriteBack } from './write-back.ts';
@@ -34,7 +34,7 @@ it('a repeated ok ack of a command that timed out after its acknowledgement chan
   wb.stop();
 });
 
-it('a first ack after the timeout still moves the command on', async () => {
+it('a first ack after the timeout is taken: the command stays timed out, as acknowledged', async () => {
   const inbox = test.open();
   const wb = new WriteBack({ inbox, publish: async () => undefined, onAck: () => undefined, effectSeen: () => false, clock: () => test.now, monotonic: () => test.now, appliedTimeoutMs: 60_000 });
   const [p] = inbox.submit({ runId: 'r1', proposals: [proposalInput('J-1')], withdrawals: [] }).created;
@@ -43,6 +43,7 @@ it('a first ack after the timeout still moves the command on', async () => {
   wb.poll();
   expect(inbox.get(p!.id)!.command).toMatchObject({ state: 'timed_out', detail: expect.stringMatching(/\(last state: sent\)$/) });
   wb.handleAck('tilstand/s1/acks/operations', ack(p!.id));
-  expect(inbox.get(p!.id)!.command!.state).toBe('acknowledged');
+  expect(inbox.get(p!.id)!.command).toMatchObject({ state: 'timed_out', detail: expect.stringMatching(/\(last state: acknowledged\)$/) });
+  expect(inbox.history(p!.id).at(-1)!.event).toBe('command_acknowledged');
   wb.stop();
 });

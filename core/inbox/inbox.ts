@@ -59,6 +59,8 @@ import {
   PROPOSAL_STATUSES,
   statusOf,
   timedOutAcknowledged,
+  timedOutDetail,
+  writeBackWords,
   type CommandProgress,
   type CommandState,
   type Decision,
@@ -264,7 +266,10 @@ export const decisionTagName = (proposalId: string): string => `${DECISION_TAG_P
 export const CHECKED_TAG_PREFIX = 'checked-';
 export const checkedTagName = (proposalId: string): string => `${CHECKED_TAG_PREFIX}${proposalId}`;
 
-/** Command transitions; a late ack or effect after timed_out still moves the command on. */
+/**
+ * Command transitions; a late refusal or effect after timed_out still moves the command on. A late
+ * first ok ack is not a move to `acknowledged` (markCommand: it stays timed out, as acknowledged).
+ */
 const NEXT: Record<CommandState, readonly CommandState[]> = {
   pending: ['sent', 'failed'],
   sent: ['acknowledged', 'applied', 'failed', 'timed_out'],
@@ -500,7 +505,8 @@ export class Inbox {
 
   /**
    * Commands that failed or timed out within endedCommandsKeptMs and have not moved on since (a
-   * late acknowledgement or effect of a timed-out one ends it), the latest first. From memory:
+   * late effect of a timed-out one, or a refusal, ends it; a late first ok ack keeps it, saying
+   * "last state: acknowledged" from then on), the latest first. From memory:
    * a site asks at every status, and the table keeps every proposal ever made.
    */
   endedCommands(): EndedCommand[] {
@@ -906,6 +912,13 @@ export class Inbox {
     // timed it out again: a second command_timed_out and its alarm.
     if (state === 'acknowledged' && timedOutAcknowledged(p.command)) return undefined;
     const now = this.clock();
+    // Timed out while `sent`, and the module's first ok ack comes now: the ack is news (logged, the
+    // module's result with it), the timeout is not. Moved to `acknowledged`, the next poll found it
+    // past appliedTimeoutMs and timed it out a second time — another `command_timed_out` and the
+    // alarm raised anew, for the timeout the floor was told of (late-first-ack.test.ts). It stays
+    // timed out, as one the module acknowledged (`timedOutAcknowledged`: its effect awaited), at
+    // the timeout's time, so the alarm is the same one.
+    if (state === 'acknowledged' && p.command.state === 'timed_out') return this.lateAck(p, p.command, now, detail, actor);
     const c: CommandProgress = { state, topic: p.command.topic, sentAtMs: state === 'sent' ? now : p.command.sentAtMs, updatedAtMs: now, detail: detail ?? p.command.detail };
     const next = this.writeGroup(p, 'command', commandColumns(c));
     if (state === 'failed' || state === 'timed_out') this.ended.set(id, { id, action: p.action, state, atMs: now, detail: c.detail });
@@ -919,6 +932,19 @@ export class Inbox {
       if (this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
       this.failedAgain(p.situationKey, { id, atMs: now, detail: c.detail, sent: c.sentAtMs !== null });
     }
+    this.commitBoth();
+    return next;
+  }
+
+  /** markCommand's ok ack of a command that timed out unacknowledged (see there). */
+  private lateAck(p: Proposal, was: CommandProgress, now: number, detail: string | null, actor: string): Proposal {
+    const words = writeBackWords(was.detail);
+    const sinceSentMs = words?.code === 'command.notApplied' ? words.params.seconds * 1000 : was.updatedAtMs - (was.sentAtMs ?? was.updatedAtMs);
+    const c: CommandProgress = { ...was, detail: timedOutDetail(sinceSentMs, 'acknowledged') };
+    const next = this.writeGroup(p, 'command', commandColumns(c));
+    const ended = this.ended.get(p.id);
+    this.ended.set(p.id, { id: p.id, action: p.action, state: 'timed_out', atMs: ended?.atMs ?? was.updatedAtMs, detail: c.detail });
+    this.appendGroupEntry('command', { atMs: now, proposalId: p.id, event: 'command_acknowledged', actor, detail: entryDetail.command(c.topic, detail) });
     this.commitBoth();
     return next;
   }

@@ -4,8 +4,9 @@
 //
 // Invariants: a proposal's agent part never changes after submission except `agentStatus`
 // (open → withdrawn) and its reason; a decision other than `deferred` is final; command progress
-// moves pending → sent → acknowledged → applied, or ends in failed / timed_out (a late ack or
-// effect after timed_out still moves it on: the module did act).
+// moves pending → sent → acknowledged → applied, or ends in failed / timed_out (a late refusal or
+// effect after timed_out still moves it on; a late first ok ack leaves it timed_out, "last state:
+// acknowledged", its effect awaited).
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

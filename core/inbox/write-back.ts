@@ -12,8 +12,9 @@
 //            `sent` first.
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
-//   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late ack or
-//            effect still moves it on (the module did act), see proposal.ts. The command says
+//   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late effect or
+//            refusal still moves it on, see proposal.ts; a late first ok ack is logged and
+//            leaves it timed out as acknowledged (its effect awaited, no second timeout). The command says
 //            when that is (`expires_at_ms` = first send + appliedTimeoutMs), and the module
 //            client refuses one that arrives later (a module back after hours must not act on
 //            a decision the floor has moved on from): its `failed` ack says `expired`.

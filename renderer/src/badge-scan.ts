@@ -9,7 +9,8 @@
 // keys into another field is no scan: a reader types into one place from a pause, while a password
 // manager's auto-type (name, Tab, password, Enter, each key a few ms apart) moves between fields —
 // taken for a scan, its password went out as a badge and it never signed in. Auto-typed into the
-// password field alone (no name, no Tab before it), it still is taken for one.
+// password field alone (no name, no Tab before it), it is told by the focus, not here: the screen
+// takes a run into the PIN field the person chose as typing (SignIn.tsx `secretChosen`).
 //
 // Pure: the screen hands in each key's `timeStamp` (the event's, not the clock when it is handled,
 // so a busy page does not slow a scan down).

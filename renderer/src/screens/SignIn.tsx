@@ -1,14 +1,17 @@
-import { useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { useRef, useState, type FocusEvent, type FormEvent, type KeyboardEvent } from 'react';
 import { runAfter, scanEndedBy, type KeyRun } from '../badge-scan.ts';
 import { useApp, useT } from '../context.tsx';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
-import { formatDuration } from '../i18n/messages.ts';
+import { formatDuration, LANG_NAMES, type Lang } from '../i18n/messages.ts';
 import { selectSignInErrorText } from '../store/store.ts';
+
+const isLang = (v: string): v is Lang => Object.hasOwn(LANG_NAMES, v);
 
 export function SignIn() {
   const t = useT();
   const signIn = useApp((s) => s.signIn);
   const signInBadge = useApp((s) => s.signInBadge);
+  const setLang = useApp((s) => s.setLang);
   const error = useApp(selectSignInErrorText);
   const idleMs = useApp((s) => s.signedOutIdleMs);
   const lang = useApp((s) => s.lang);
@@ -21,10 +24,17 @@ export function SignIn() {
   const run = useRef<KeyRun | null>(null);
   /** When the last key that was neither a character, Shift nor Enter came (a Tab): a run right after it is no scan. */
   const otherKey = useRef<number | null>(null);
+  /**
+   * The PIN field given the focus (a tap, a Tab) since the last sign-in went out. A quick run there
+   * is then a PIN auto-typed (a password manager, a keyboard wedge), not a scan: one went out as an
+   * unknown badge. A reader scans into the PIN field only where a refused sign-in left the focus.
+   */
+  const secretChosen = useRef(false);
   // A scan into the PIN or name field (the focus left there by a refused PIN) or onto the button
-  // went out as a PIN, or an empty one: as quick as a reader and ending in Enter, it is a badge.
-  // The field it went into gets back what it held; into the badge field it is one already.
-  const onKeyDown = (e: KeyboardEvent<HTMLFormElement>) => {
+  // went out as a PIN, or an empty one, and onto the language picker as nothing: as quick as a
+  // reader and ending in Enter, it is a badge. The field it went into gets back what it held; into
+  // the badge field it is one already.
+  const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
     if (e.key !== 'Shift' && e.key !== 'Enter' && (e.key.length !== 1 || e.repeat)) otherKey.current = e.timeStamp;
     if (e.key !== 'Enter') {
       run.current = runAfter(run.current, { key: e.key, timeStamp: e.timeStamp, repeat: e.repeat, target: e.target as { name?: unknown; value?: unknown } }, otherKey.current);
@@ -32,18 +42,26 @@ export function SignIn() {
     }
     const scan = scanEndedBy(run.current, e.timeStamp);
     run.current = null;
-    if (!scan || scan.field === 'badge') return;
+    if (!scan || scan.field === 'badge' || (scan.field === 'secret' && secretChosen.current)) return;
     e.preventDefault();
+    secretChosen.current = false;
     if (scan.field === 'secret') setSecret(scan.before);
     else if (scan.field === 'user') setUser(scan.before);
+    // Onto the language picker (the focus left there by a language just chosen): its type-ahead
+    // took the badge's letters for a language's ("N…" for Norsk), and Enter there sent nothing.
+    else if (scan.field === 'lang' && isLang(scan.before)) setLang(scan.before);
     // While a sign-in is answered, the scan waits in its field for the next Enter, as one there does.
     if (busy) setBadge(scan.chars);
     else void signInBadge(scan.chars);
+  };
+  const onFocus = (e: FocusEvent<HTMLFormElement>) => {
+    if ((e.target as { name?: unknown }).name === 'secret') secretChosen.current = true;
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     // Enter pressed again while the last one is answered: the scan stays in its field, not lost.
     if (busy) return;
+    secretChosen.current = false;
     if (badge) {
       // A scan is sent once: one the site did not know must not stand in for the name and PIN
       // typed next (nor wait in the field for the next person).
@@ -64,7 +82,7 @@ export function SignIn() {
           {t('signIn.idle', { after: formatDuration(lang, idleMs) })}
         </p>
       )}
-      <form onSubmit={submit} onKeyDown={onKeyDown}>
+      <form onSubmit={submit} onKeyDown={onKeyDown} onFocus={onFocus}>
         <label>
           {t('signIn.user')}
           <input name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} />
@@ -91,7 +109,10 @@ export function SignIn() {
           {t('signIn.submit')}
         </button>
       </form>
-      <LanguagePicker />
+      {/* Its keys go through the scan check too (onKeyDown): a badge scanned after picking a language. */}
+      <div onKeyDown={onKeyDown}>
+        <LanguagePicker />
+      </div>
     </main>
   );
 }

@@ -3,7 +3,8 @@
 // pressed): a badge reader types into whatever has it, so the scan's number went out as the PIN of
 // the name still typed — one more attempt toward that name's lockout, and the person not signed
 // in. A run of keys as quick as a reader's, ending in Enter, goes out as a badge wherever it was
-// typed (badge-scan.ts); a PIN typed by hand still goes out as a PIN.
+// typed (badge-scan.ts); a PIN typed by hand still goes out as a PIN, and so does one auto-typed
+// quick into the PIN field the person put the focus in (a password manager, a keyboard wedge).
 //
 // No DOM here (as SignInSecretSent.test.ts): hooks that keep their state between renders, the
 // screen's function called; a key is its keydown on the form (where it bubbles to), then what the
@@ -12,6 +13,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { SCAN_KEY_MEAN_MS_MAX } from '../badge-scan.ts';
+import { LANG_NAMES, type Lang } from '../i18n/messages.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { SignIn } from './SignIn.tsx';
 import { elementsOf, settle } from '../test-fake-react.ts';
@@ -48,6 +50,20 @@ function screen() {
   /** One key down at `clock` on the element named `on` (null: the Sign in button); true when its default went ahead. */
   const key = (k: string, on: string | null): boolean => {
     let prevented = false;
+    if (on === 'lang') {
+      // The language picker, beside the form: its key handler is the nearest element's above it
+      // that has one (none: the browser's default alone). The default: a letter picks the language
+      // whose name starts with it (type-ahead), Enter does nothing.
+      const els = render();
+      const at = els.findIndex((e) => e.type === 'select' && e.props.name === 'lang');
+      const handler = els.slice(0, at).reverse().find((e) => e.type !== 'label' && typeof e.props.onKeyDown === 'function' && elementsOf(e.props.children).some((c) => c.type === 'select'));
+      const select = els[at]!;
+      (handler?.props.onKeyDown as ((e: unknown) => void) | undefined)?.({ key: k, timeStamp: clock, repeat: false, target: { name: 'lang', value: select.props.value }, preventDefault: () => void (prevented = true) });
+      if (prevented) return false;
+      const lang = (Object.entries(LANG_NAMES) as [Lang, string][]).find(([, n]) => n.toLowerCase().startsWith(k.toLowerCase()))?.[0];
+      if (k.length === 1 && lang !== undefined) select.props.onChange!({ target: { value: lang } });
+      return true;
+    }
     const target = on === null ? {} : { name: on, value: field(on).props.value };
     // Without a handler (as before), the browser's default alone.
     (form().props.onKeyDown as ((e: unknown) => void) | undefined)?.({ key: k, timeStamp: clock, repeat: false, target, preventDefault: () => void (prevented = true) });
@@ -78,14 +94,18 @@ function screen() {
     await settle();
     return went;
   };
-  /** Name and PIN typed by hand and refused. */
+  /** The focus put on field `name` (a tap, a Tab): its focus event, which bubbles to the form. */
+  const focus = (name: string) => (form().props.onFocus as ((e: unknown) => void) | undefined)?.({ target: { name, value: field(name).props.value } });
+  /** Name and PIN typed by hand (each field tapped first) and refused. */
   const refusedPin = async () => {
+    focus('user');
     await type('user', 'Kari', HAND_GAP_MS, false);
+    focus('secret');
     await type('secret', '1235', HAND_GAP_MS);
     expect(sent).toEqual(['Kari/1235']);
     expect(store.getState().signInError).toMatch(/wrong/);
   };
-  return { store, sent, field, type, keys, refusedPin };
+  return { store, sent, field, focus, type, keys, refusedPin };
 }
 
 describe('sign-in screen: a badge scan after a refused PIN', () => {
@@ -134,5 +154,47 @@ describe('sign-in screen: a badge scan after a refused PIN', () => {
     const seq = [...[...'Kari'].map((k) => [k, 'user'] as const), ['Tab', 'user'] as const, ...[...'2580'].map((k) => [k, 'secret'] as const), ['Enter', 'secret'] as const];
     expect(await s.keys(seq, SCAN_GAP_MS)).toBe(true);
     expect(s.sent).toEqual(['Kari/2580']);
+  });
+
+  it('a PIN auto-typed (a password manager, a keyboard wedge) into the PIN field the person put the focus in goes out as the PIN, not as a badge', async () => {
+    const s = screen();
+    s.focus('user');
+    await s.type('user', 'Kari', HAND_GAP_MS, false);
+    s.focus('secret');
+    expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/2580']);
+  });
+
+  it('after a refused PIN, the PIN field chosen again (the focus put elsewhere and back): a PIN auto-typed there goes out as the PIN', async () => {
+    const s = screen();
+    await s.refusedPin();
+    s.focus('user');
+    s.focus('secret');
+    expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/2580']);
+  });
+
+  it('a scan after a refused badge scan, the focus still in the PIN field, goes out as a badge again', async () => {
+    const s = screen();
+    await s.refusedPin();
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(await s.type('secret', '00425678', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['Kari/1235', 'badge 00421234', 'badge 00425678']);
+  });
+
+  it('scanned with the focus on the language picker (a language just chosen), goes out as a badge and the language stays', async () => {
+    const s = screen();
+    s.store.getState().setLang('de');
+    // A badge with letters: a picker's type-ahead took its "N" for Norsk, and Enter there sent nothing.
+    expect(await s.type('lang', 'N0042137', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['badge N0042137']);
+    expect(s.store.getState().lang).toBe('de');
+  });
+
+  it('a language picked from the keyboard by its first letter is picked, nothing sent', async () => {
+    const s = screen();
+    expect(await s.type('lang', 'D', HAND_GAP_MS, false)).toBe(false);
+    expect(s.sent).toEqual([]);
+    expect(s.store.getState().lang).toBe('de');
   });
 });

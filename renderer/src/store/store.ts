@@ -492,12 +492,29 @@ export const PAGE_CLOCKS: PageClocks = { mono: () => globalThis.performance.now(
  */
 export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS, clocks: PageClocks = PAGE_CLOCKS): AppStore {
   return createStore<AppState>()((set, get) => {
+    // The page's time for the silence, awake and asleep: `clocks.mono` stands still while the PC is
+    // suspended (chromium's performance.now is Linux's CLOCK_MONOTONIC), so an hour asleep counted
+    // as no time — no check gap, no read at once, the ages an hour too young until the next status.
+    // The wall clock's lead over it between two readings, past SITE_CHECK_GAP_MS, is time the page
+    // did not run; a wall clock set back is none (site-silence-suspend.test.ts).
+    let lastMono = clocks.mono();
+    let lastWall = clocks.wall();
+    let sleptMs = 0;
+    const pageNow = (): number => {
+      const mono = clocks.mono();
+      const wall = clocks.wall();
+      const lead = wall - lastWall - (mono - lastMono);
+      if (lead > SITE_CHECK_GAP_MS) sleptMs += lead;
+      lastMono = mono;
+      lastWall = wall;
+      return mono + sleptMs;
+    };
     /** When the status shown came (the page's clocks; null: none this session). */
     let heardMono: number | null = null;
     let heardWall = 0;
     /** A status was shown: the site speaks (the ages shown are its own again). */
     const heard = () => {
-      heardMono = clocks.mono();
+      heardMono = pageNow();
       heardWall = clocks.wall();
       if (get().siteQuiet !== null) set({ siteQuiet: null, ...noAnswerCleared() });
     };
@@ -508,7 +525,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
      */
     const noAnswerCleared = (): Partial<AppState> => (get().error === NO_ANSWER_MESSAGE ? { error: null, errorRefusal: null } : {});
     /** When this session began waiting for a status (the page's monotonic clock): reads before the first. */
-    let waitingSinceMono = clocks.mono();
+    let waitingSinceMono = pageNow();
     /** `checkSite`'s own status read: the session it is out in (null: none out), when it went. */
     let siteReadOut: number | null = null;
     let siteReadMono = -Infinity;
@@ -605,7 +622,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
       tablesMadeMs = null;
       pushedMadeMs = null;
       heardMono = null;
-      waitingSinceMono = clocks.mono();
+      waitingSinceMono = pageNow();
       siteReadOut = null;
       siteReadMono = -Infinity;
       checkedMono = null;
@@ -1022,7 +1039,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
         }, 'status'),
       checkSite: () => {
         if (get().user === null) return;
-        const now = clocks.mono();
+        const now = pageNow();
         // The page did not run since the last check (asleep, frozen, a throttled hidden tab).
         if (checkedMono !== null && now - checkedMono > SITE_CHECK_GAP_MS) graceUntilMono = now + SITE_RESUME_GRACE_MS;
         checkedMono = now;

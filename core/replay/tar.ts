@@ -112,6 +112,17 @@ const text = (b: Buffer, start: number, len: number): string => {
   return s.subarray(0, z < 0 ? len : z).toString('utf8');
 };
 
+/**
+ * An entry's name for a message: read from a header that may be damaged (a later entry of an archive
+ * cut or overwritten), so whatever bytes lie there — a terminal's escape sequences too — are shown
+ * escaped (control, format and unassigned characters as `\uXXXX`) and cut at 100 characters.
+ */
+export function shownEntry(path: string): string {
+  const escaped = path.replace(/[\p{C}\\]/gu, (c) => (c === '\\' ? '\\\\' : [...c].map((u) => `\\u${u.codePointAt(0)!.toString(16).padStart(4, '0')}`).join('')));
+  const chars = [...escaped];
+  return chars.length > 100 ? `${chars.slice(0, 99).join('')}…` : escaped;
+}
+
 /** Extracts `file` into `dir`; refuses entries that would land outside it. Returns the file paths. */
 export function extractTar(file: string, dir: string): string[] {
   const root = resolve(dir);
@@ -131,23 +142,24 @@ export function extractTar(file: string, dir: string): string[] {
       const stored = parseInt(text(h, 148, 8).trim(), 8);
       const prefix = text(h, 345, 155);
       const path = prefix ? `${prefix}/${text(h, 0, 100)}` : text(h, 0, 100);
-      if (stored !== sum) throw new Error(`tar: bad header checksum at entry '${path}'`);
+      if (stored !== sum) throw new Error(`tar: bad header checksum at entry '${shownEntry(path)}'`);
       const type = String.fromCharCode(h[156]!);
       const size = parseInt(text(h, 124, 12).trim() || '0', 8);
       const target = resolve(root, path);
-      if (target !== root && !target.startsWith(root + sep)) throw new Error(`tar: entry '${path}' points outside the target directory`);
+      if (target !== root && !target.startsWith(root + sep)) throw new Error(`tar: entry '${shownEntry(path)}' points outside the target directory`);
       if (type === '5') {
         mkdirSync(target, { recursive: true });
         continue;
       }
-      if (type !== '0' && type !== '\0') throw new Error(`tar: entry '${path}' has type '${type}'; only files and directories are supported`);
+      if (type !== '0' && type !== '\0') throw new Error(`tar: entry '${shownEntry(path)}' has type '${shownEntry(type)}'; only files and directories are supported`);
       mkdirSync(dirname(target), { recursive: true });
+      const shown = shownEntry(path);
       const dst = openSync(target, 'w');
       let left = size;
       try {
         while (left > 0) {
           const n = Math.min(buf.length, left);
-          readExactly(fd, buf, n, path);
+          readExactly(fd, buf, n, shown);
           writeSync(dst, buf, 0, n);
           left -= n;
         }
@@ -155,7 +167,7 @@ export function extractTar(file: string, dir: string): string[] {
         closeSync(dst);
       }
       const pad = (BLOCK - (size % BLOCK)) % BLOCK;
-      if (pad > 0) readExactly(fd, buf, pad, path);
+      if (pad > 0) readExactly(fd, buf, pad, shown);
       out.push(path);
     }
   } finally {

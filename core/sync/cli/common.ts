@@ -1,9 +1,9 @@
 // Shared pieces of the sync and HQ commands: exit codes by error kind, the target from flags,
 // and the site's config.json (only `site` and `hq.target` are read here; core/site owns the file).
 
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { CliError, EXIT, fileInTheWay, usageError } from '../../lsm/cli/args.ts';
+import { readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { CliError, EXIT, fileInTheWay, usageError, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.ts';
 import type { CliIO } from '../../lsm/cli/output.ts';
@@ -84,6 +84,59 @@ export function targetFromFlags(hq: string | undefined, accessKey: string | unde
   const file = target instanceof DirectoryTarget ? fileInTheWay(target.root) : undefined;
   if (file !== undefined) throw usageError(`${from}: ${file} is a file; expected a directory or s3://bucket/prefix?endpoint=…`);
   return target;
+}
+
+/**
+ * The first line of `tilstand <group> …`'s refusal when no command of the group was found (`sub`
+ * unknown or undefined; `subcommand` found it in `argv` with the group's `specs`): a word taken for
+ * the command because an option before it is none of the group's (`sync --site X now`: "unknown sync
+ * command 'X'" named the value, not the flag), or a command taken as a string option's value (`sync
+ * --data now`: "sync needs a command"), said as such.
+ */
+export function commandProblem(group: string, argv: readonly string[], sub: string | undefined, specs: FlagSpecs, subs: readonly string[]): string {
+  if (sub === undefined) {
+    for (let i = 0; i + 1 < argv.length; i++) {
+      const x = argv[i]!;
+      if (x === '--') break;
+      const name = x.startsWith('--') && !x.includes('=') ? x.slice(2) : undefined;
+      if (name !== undefined && Object.hasOwn(specs, name) && specs[name]!.type === 'string') {
+        if (subs.includes(argv[i + 1]!)) return `tilstand: ${group} needs a command ('${argv[i + 1]}' was read as the value of '--${name}')`;
+        i++;
+      }
+    }
+    return `tilstand: ${group} needs a command`;
+  }
+  // Where `subcommand` found it: the first word that is no option nor a string option's value.
+  let at = -1;
+  for (let i = 0; i < argv.length && at < 0; i++) {
+    const x = argv[i]!;
+    if (!x.startsWith('-') || x === '-') at = i;
+    else if (x.startsWith('--') && !x.includes('=') && Object.hasOwn(specs, x.slice(2)) && specs[x.slice(2)]!.type === 'string') i++;
+  }
+  const before = at > 0 ? argv[at - 1]! : undefined;
+  if (before !== undefined && before.startsWith('-') && before !== '-' && before !== '--' && !before.includes('=') && !Object.hasOwn(specs, before.replace(/^--?/, ''))) {
+    return `tilstand: ${group} takes no option '${shownWord(before)}' ('${shownWord(sub)}' after it was read as the command)`;
+  }
+  return `tilstand: unknown ${group} command '${shownWord(sub)}'`;
+}
+
+/** A word of the command line (or a name read from a folder) for a message: control characters escaped, cut at 60 characters. */
+export function shownWord(w: string): string {
+  const s = JSON.stringify(w).slice(1, -1);
+  return s.length > 60 ? `${s.slice(0, 59)}…` : s;
+}
+
+/** Where folder `path` leads: the real path of its nearest existing folder, with the rest of `path` below it. */
+export function realFolder(path: string): string {
+  const rest: string[] = [];
+  for (let p = resolve(path); ; p = dirname(p)) {
+    try {
+      return join(realpathSync(p), ...rest.reverse());
+    } catch {
+      if (dirname(p) === p) return resolve(path);
+      rest.push(basename(p));
+    }
+  }
 }
 
 export interface SiteConfigLite {

@@ -7,7 +7,7 @@
 // Each command takes its own flags (HQ_FLAGS) and refuses the others' with exit 2. A --site HQ
 // holds nothing of is exit 1 for every command that takes one (knownSite).
 
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
@@ -23,7 +23,7 @@ import { SyncError } from '../errors.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
-import { guarded, progressBar, targetFromFlags } from './common.ts';
+import { commandProblem, guarded, progressBar, realFolder, shownWord, targetFromFlags } from './common.ts';
 
 // How HQ is reached: taken by every hq command, so a script can pass one set of them to all
 // (`--cache` only matters to the commands that read tables from S3, through the mirror).
@@ -114,6 +114,28 @@ function site(args: ParsedArgs): string {
 }
 
 /**
+ * What a disk or a share puts at a folder's root (`lost+found`; Windows' `System Volume
+ * Information`, `$RECYCLE.BIN`, `Thumbs.db`, `desktop.ini`; a NAS's `#recycle`, `#snapshot`,
+ * `@eaDir`), and hidden files (`.DS_Store`, a put's leftover temporary file): none makes a folder
+ * any less an HQ no site has shipped to yet.
+ */
+const NOT_FOREIGN = /^(\.|lost\+found$|system volume information$|\$recycle\.bin$|#recycle$|#snapshot$|@eadir$|thumbs\.db$|desktop\.ini$|site_[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.db$)/i;
+
+/**
+ * Throws a usage error (exit 2) when a directory `--hq` with no site's folder holds anything else
+ * (a site's data directory, a home folder): a mistyped --hq, which read as an HQ no site had
+ * shipped to (exit 0). HQ has no mark of its own: a site makes `site_<id>.db/` at its first sync,
+ * so an empty folder (or one with only a disk's own entries) is an HQ nobody shipped to yet.
+ */
+function refuseNotAnHq(target: SyncTarget): void {
+  if (!(target instanceof DirectoryTarget)) return;
+  const other = readdirSync(target.root).filter((n) => !NOT_FOREIGN.test(n)).sort();
+  if (other.length === 0) return;
+  const shown = other.slice(0, 3).map(shownWord).join(', ');
+  throw usageError(`option '--hq': ${target.root} is not an HQ warehouse: it holds no site's folder (site_<id>.db) but ${shown}${other.length > 3 ? ` and ${other.length - 3} more` : ''} (check --hq)`);
+}
+
+/**
  * Throws NotFound (exit 1) when HQ has no `site_<id>.db/`: a mistyped --site (or a site that never
  * synced) must not read as a site without tables (`hq tables` printed nothing, exit 0) or one
  * without the table asked for. Called once a command found nothing, so the look is not paid on
@@ -124,6 +146,7 @@ async function knownSite(target: SyncTarget, s: string): Promise<void> {
   if (target instanceof DirectoryTarget) {
     const ids = directorySites(target.root);
     if (ids.includes(s)) return;
+    if (ids.length === 0) refuseNotAnHq(target);
     throw new SyncError('NotFound', `HQ has no site ${s} (check --site; ${ids.length > 0 ? `sites at HQ: ${ids.join(', ')}` : `no site has shipped to ${target.root} yet`})`);
   }
   if ((await target.list(sitePrefix(s))).length > 0) return;
@@ -248,8 +271,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     // Asked for: the usage on stdout, exit 0. Missing or unknown: on stderr, exit 2.
     const asked = sub === 'help' || (sub === undefined && rest.some((x) => x === '--help' || x === '-h'));
     const w = new LineWriter(asked ? io.stdout : io.stderr);
-    if (sub === undefined) await w.line('tilstand: hq needs a command');
-    else if (!asked) await w.line(`tilstand: unknown hq command '${sub}'`);
+    if (sub === undefined || !asked) await w.line(commandProblem('hq', argv, sub, HQ_GROUP_FLAGS, SUBS));
     await w.lines(['usage:', ...hqUsage]);
     await w.end().catch(() => undefined);
     return asked ? EXIT.ok : EXIT.usage;
@@ -280,6 +302,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
       switch (sub as Sub) {
         case 'sites': {
           const sites = await store.siteStates();
+          if (sites.length === 0) refuseNotAnHq(target);
           if (args.boolean('json')) await out.line(JSON.stringify(sites));
           else if (sites.length === 0) {
             // Only a note, as the pull's progress bar (common.ts progressBar): a closed stderr
@@ -494,9 +517,11 @@ function pullDestination(dest: string, target: SyncTarget): void {
   }
   if (isDir === false) throw usageError(`option '--out': ${dest} is a file; expected the directory of a warehouse to pull into`);
   if (target instanceof DirectoryTarget) {
-    const rel = relative(target.root, dest);
-    if (rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))) {
-      throw usageError(`option '--out': ${dest} is ${rel === '' ? 'the HQ directory itself' : `inside the HQ directory ${target.root}`}; pull into a warehouse outside it`);
+    // As written and where both lead: `--out` a symbolic link to HQ's directory (or HQ given through one) passed.
+    for (const rel of [relative(target.root, dest), relative(realFolder(target.root), realFolder(dest))]) {
+      if (rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))) {
+        throw usageError(`option '--out': ${dest} is ${rel === '' ? 'the HQ directory itself' : `inside the HQ directory ${target.root}`}; pull into a warehouse outside it`);
+      }
     }
   }
 }

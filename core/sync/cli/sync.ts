@@ -25,7 +25,7 @@ import { RESTORED_TABLES, restoreSite } from '../restore.ts';
 import { takeOverFor, type SenderMarker } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
 import { DirectoryTarget } from '../targets/directory.ts';
-import { damageIn, guarded, progressBar, readSiteConfig, targetFromFlags } from './common.ts';
+import { commandProblem, damageIn, guarded, progressBar, readSiteConfig, realFolder, targetFromFlags } from './common.ts';
 
 /**
  * The description of the target this directory's outbox last sent to (sync_state `target`), if
@@ -222,11 +222,15 @@ function siteConfig(data: string, o: SyncCommandOptions): ReturnType<typeof read
  */
 function refuseHqInData(data: string, target: SyncTarget, from: string, allowed: string | undefined): void {
   if (!(target instanceof DirectoryTarget)) return;
-  const rel = relative(data, target.root);
-  // The demo's stand-in HQ (<data>/demo-hq) is in the data directory by design.
-  if (allowed !== undefined && rel === allowed) return;
-  if (rel === '') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
-  if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
+  // As written and where they lead: a symbolic link to <data>/warehouse (or a data directory given
+  // through one) passed the comparison of the paths as written.
+  for (const [d, hq] of [[data, target.root], [realFolder(data), realFolder(target.root)]] as const) {
+    const rel = relative(d, hq);
+    // The demo's stand-in HQ (<data>/demo-hq) is in the data directory by design.
+    if (allowed !== undefined && rel === allowed) return;
+    if (rel === '') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
+    if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
+  }
 }
 
 export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommandOptions = {}): Promise<number> {
@@ -239,7 +243,7 @@ export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommand
   }
   if (sub !== 'status' && sub !== 'now') {
     const w = new LineWriter(io.stderr);
-    await w.lines([sub === undefined ? 'tilstand: sync needs a command' : `tilstand: unknown sync command '${sub}'`, 'usage:', ...syncUsage]);
+    await w.lines([commandProblem('sync', argv, sub, SYNC_GROUP_FLAGS, ['status', 'now']), 'usage:', ...syncUsage]);
     await w.end().catch(() => undefined);
     return EXIT.usage;
   }
@@ -367,6 +371,26 @@ async function printUsage(io: CliIO, command: string): Promise<number> {
   return EXIT.ok;
 }
 
+/**
+ * Refuses a restore whose HQ copy of the site is the folder it restores into, or lies inside it or
+ * around it (`--hq <data>/warehouse`, or a link to it: HQ's copy moved onto the new PC's data
+ * directory): the restore removes the data directory's copy of the site before it copies HQ's, so
+ * with `--force` it deleted the very copy it was to restore from, then failed "no tables", exit 1.
+ */
+function refuseRestoreOntoHq(data: string, target: SyncTarget, site: string): void {
+  if (!(target instanceof DirectoryTarget)) return;
+  const db = `site_${site}.db`;
+  for (const [hq, local] of [[join(target.root, db), join(data, 'warehouse', db)], [join(realFolder(target.root), db), join(realFolder(join(data, 'warehouse')), db)]] as const) {
+    const overlap = (a: string, b: string) => {
+      const rel = relative(a, b);
+      return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+    };
+    if (overlap(hq, local) || overlap(local, hq)) {
+      throw usageError(`option '--hq': HQ's copy of site ${site} (${join(target.root, db)}) is where the restore writes the site's tables (${join(data, 'warehouse', db)}); restore from HQ's folder, not from a copy inside the data directory`);
+    }
+  }
+}
+
 /** These commands take options only: a stray word (`sync status site-2`) is refused, as `tilstand table` does, not ignored. */
 export async function runRestore(argv: readonly string[], io: CliIO, o: SyncCommandOptions = {}): Promise<number> {
   return guarded(io, async () => {
@@ -378,6 +402,12 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
     const site = checkSiteId(args.required('site'));
     // Scoped to the site: the restore writes HQ's sender marker in its prefix (and nothing else).
     const target = targetFromFlags(args.string('hq'), args.string('access-key'), args.string('secret-key'), site);
+    try {
+      refuseRestoreOntoHq(data, target, site);
+    } catch (e) {
+      await target.close();
+      throw e;
+    }
     const bar = progressBar(io.stderr);
     try {
       let note;

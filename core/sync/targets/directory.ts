@@ -111,10 +111,19 @@ export class DirectoryTarget implements SyncTarget {
 
   private async writeVia(key: string, body: PutBody): Promise<void> {
     const dest = this.path(key);
-    const tmp = join(dirname(dest), `.${basename(dest)}.${randomUUID()}.tmp`);
+    // One temporary name per key: what a put killed mid-write (kill -9, a power cut) left is removed
+    // by the next put of that key — its step's retry. Named with a random part, every kill left one
+    // more partial copy of the file in HQ's folder for good. One sender writes a site's keys (the
+    // sender lock and marker); a second one's rename would fail, and its step be retried.
+    let tmp = join(dirname(dest), `.${basename(dest)}.tmp`);
     let created = false;
     try {
       await makeFolders(dirname(dest));
+      // A leftover that cannot be removed (held open by another process on a share or on Windows:
+      // EBUSY, EPERM) is left for a later put; this one writes beside it under a name of its own.
+      await fs.promises.rm(tmp, { force: true }).catch(() => {
+        tmp = join(dirname(dest), `.${basename(dest)}.${randomUUID()}.tmp`);
+      });
       const handle = await fs.promises.open(tmp, 'wx');
       created = true;
       await handle.chmod(FILE_MODE).catch(() => undefined);

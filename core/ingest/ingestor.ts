@@ -1754,6 +1754,20 @@ export class Ingestor {
     this.releaseAll();
   }
 
+  /**
+   * For a resume in place after a failure (core/site): releases every writer WITHOUT committing,
+   * as `abandon` does (their locks, and buffers that may hold part of an event), so that a new
+   * `Ingestor.open` on the same journal can take the tables; unlike `abandon`, this one stays open
+   * as a stopped Ingestor: `accept` still journals (never applies), and status, health, metrics
+   * and the dead-letter list still answer, until the new one replaces it — or, when that open
+   * fails, for as long as it does not. Only a stopped Ingestor (`failure()`) is released.
+   */
+  releaseStopped(): void {
+    if (!this.failed) throw new Error('ingestor is running: only one that stopped (failure()) is released for a reopen');
+    if (this.closed) return;
+    this.releaseAll();
+  }
+
   /** Why apply/commit stopped, or null. */
   failure(): Error | null {
     return this.failed;

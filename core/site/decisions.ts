@@ -63,7 +63,8 @@ export interface DecisionsOptions {
   catalog: Catalog;
   database: string;
   users: UserStore;
-  ingestor: Ingestor;
+  /** What the inbox's compare-and-set commits first; the site's current Ingestor (one resumed in place replaces it). */
+  ingestor: Pick<Ingestor, 'commitAll'>;
   internal: MqttClient;
   agent?: AgentConfigInput;
   /**

@@ -56,8 +56,11 @@ describe('ingest_stopped', () => {
     const alarms = site.service.status().alarms;
     const stopped = alarms.filter((a) => a.kind === 'ingest_stopped');
     expect(stopped).toHaveLength(1);
-    expect(stopped[0]!.message).toBe(`ingest stopped: ${failure}; events are only journaled until the site is restarted (see logs/site.log)`);
-    expect(stopped[0]!.params).toEqual({ failure });
+    // With the site's try to resume it in place (ingest-resume.test.ts).
+    const resume = site.ingestResumeText()!;
+    expect(resume).toMatch(/^the site tries to resume it at /);
+    expect(stopped[0]!.message).toBe(`ingest stopped: ${failure}; events are only journaled until ingest resumes (${resume}) (see logs/site.log)`);
+    expect(stopped[0]!.params).toEqual({ failure, resume });
     // The disk budget is not full: no alarm of that kind.
     expect(alarms.filter((a) => a.kind === 'disk_budget')).toEqual([]);
     // `tilstand status` names the kind as the alarm is.

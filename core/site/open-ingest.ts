@@ -57,27 +57,38 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
     // config.json since, never synced) starts at 0 and would keep it from doing so.
     if (journal.lastPosition() === 0n && readRestoreNote(data) !== undefined) journal.continueAfter(highestPosition(catalog, p.database!));
     const diskBudget = new DiskBudget({ journal, journalBytesMax: config.diskBudget.journalBytesMax, diskFreeBytesMin: config.diskBudget.diskFreeBytesMin });
-    const ingestor = Ingestor.open({
-      site: config.site,
-      catalog,
-      database: p.database!,
-      journal,
-      contracts,
-      bindings: [...configBindings(config)],
-      tables: [...SEED_TABLES, ...siteTableDefinitions(config)],
-      budgets: ingestBudgets(config),
-      diskBudget,
-      checkpointName: INGEST_CHECKPOINT,
-      ...(o.clock ? { clock: o.clock } : {}),
-      ...(o.publishResync ? { publishResync: o.publishResync } : {}),
-      ...(o.onWarning ? { onWarning: o.onWarning } : {}),
-      ...(o.onInfo ? { onInfo: o.onInfo } : {}),
-    });
+    const ingestor = openIngestor(config, { journal, contracts, catalog, diskBudget }, o);
     return { journal, contracts, catalog, diskBudget, ingestor };
   } catch (e) {
     journal.close();
     throw e;
   }
+}
+
+/**
+ * A new Ingestor on the parts of an open ingest half (the same journal, contracts, catalog and
+ * disk budget): what `openIngest` opens, and what a site's resume in place after a failure opens
+ * again once the stopped one released the tables (site.ts `resumeIngest`; core/ingest DESIGN.md).
+ * It replays the journal after each table's committed position.
+ */
+export function openIngestor(config: SiteConfig, parts: Omit<IngestParts, 'ingestor'>, o: OpenIngestOptions = {}): Ingestor {
+  const { journal, contracts, catalog, diskBudget } = parts;
+  return Ingestor.open({
+    site: config.site,
+    catalog,
+    database: dataPaths('', config.site).database!,
+    journal,
+    contracts,
+    bindings: [...configBindings(config)],
+    tables: [...SEED_TABLES, ...siteTableDefinitions(config)],
+    budgets: ingestBudgets(config),
+    diskBudget,
+    checkpointName: INGEST_CHECKPOINT,
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.publishResync ? { publishResync: o.publishResync } : {}),
+    ...(o.onWarning ? { onWarning: o.onWarning } : {}),
+    ...(o.onInfo ? { onInfo: o.onInfo } : {}),
+  });
 }
 
 /**

@@ -706,7 +706,14 @@ export class SiteService implements SiteBackend {
     if (health.diskFull) alarms.push({ kind: 'disk_budget', message: 'disk budget reached: the journal holds acknowledgements until space is free (see logs/site.log)', sinceMs: now });
     // Its own kind: raised as disk_budget, it read "disk budget" to whoever sorts or words alarms by kind.
     if (health.failure) {
-      alarms.push({ kind: 'ingest_stopped', message: `ingest stopped: ${health.failure}; events are only journaled until the site is restarted (see logs/site.log)`, sinceMs: now, params: { failure: health.failure } });
+      // What the site does about it: a resume in place planned at a time, or none (a damaged file).
+      const resume = this.site.ingestResumeText();
+      alarms.push({
+        kind: 'ingest_stopped',
+        message: `ingest stopped: ${health.failure}; events are only journaled until ${resume === undefined ? 'the site is restarted' : `ingest resumes (${resume})`} (see logs/site.log)`,
+        sinceMs: now,
+        params: { failure: health.failure, ...(resume === undefined ? {} : { resume }) },
+      });
     }
     const src = this.o.sync?.status();
     if (src && !src.healthy) {

@@ -19,7 +19,7 @@
 
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
 import { Outbox } from '../sync/outbox.ts';
-import { localFileIO, LsmError } from '../lsm/index.ts';
+import { isCorruption, localFileIO, LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
 import { readRestoreNote, RESTORE_NOTE, RESTORE_UNFINISHED, unfinishedRestore } from '../sync/restore.ts';
@@ -45,7 +45,7 @@ import { DEMO_CONTRACTS, DEMO_EXTRA_MODULES, DEMO_HQ_DIR, demoConfig, demoYardMi
 import { SiteHttpServer } from './http-server.ts';
 import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
-import { INGEST_CHECKPOINT, openIngest, type IngestParts } from './open-ingest.ts';
+import { INGEST_CHECKPOINT, openIngest, openIngestor, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMeta, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
 import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
@@ -100,6 +100,10 @@ export interface SiteStartOptions {
   syncIntervalMs?: number;
   /** After a restore, how often a module not heard from yet is asked again to resend (default 30 s). */
   restoreResyncRepeatMs?: number;
+  /** After ingest stopped on an error, the first try to resume it in place (default 30 s); each next one waits twice as long. */
+  ingestResumeFirstMs?: number;
+  /** The longest wait between two tries to resume ingest (default 10 min). */
+  ingestResumeMaxMs?: number;
 }
 
 /** The renderer `npm run build` writes. */
@@ -115,6 +119,9 @@ const EXTERNAL_DISK_FULL_HOLD_MAX_MS = 30_000;
 const DISK_ROOM_POLL_MS = 100;
 /** After a restore, how often a stream with no event yet is asked again to resend (`resyncAfterRestore`). */
 const RESTORE_RESYNC_REPEAT_MS = 30_000;
+/** After ingest stopped, the first try to resume it in place; each next one waits twice as long, at most INGEST_RESUME_MAX_MS. */
+const INGEST_RESUME_FIRST_MS = 30_000;
+const INGEST_RESUME_MAX_MS = 600_000;
 /** How often a site whose sync lock another process holds tries to take it. */
 const SYNC_LOCK_RETRY_MS = 10_000;
 
@@ -271,7 +278,8 @@ export class Site {
   }
   private readonly log: LogSink;
   private readonly siteDb: Database.Database;
-  private readonly ingest: IngestParts;
+  /** The ingest half; its `ingestor` is replaced when ingest resumes in place after a failure (`resumeIngest`). */
+  private ingest: IngestParts;
   private broker: EmbeddedBroker | undefined;
   private source: MqttSource | undefined;
   private internal: MqttClient | undefined;
@@ -308,6 +316,14 @@ export class Site {
   private syncRetry: NodeJS.Timeout | undefined;
   /** The ingest failure as /healthz tells of it: when the site saw it, and the id of its log line. */
   private ingestStop: { failure: Error; id: string; atMs: number } | undefined;
+  /**
+   * The resume in place of ingest that stopped (`resumeIngest`): the failure it is for, the tries
+   * made, when the next one runs (its timer), or why none will (`gaveUp`: a damaged file).
+   */
+  private resume: { failure: Error; tries: number; delayMs: number; nextAtMs: number | null; timer: NodeJS.Timeout | undefined; gaveUp: string | undefined; lastError: string | undefined } | undefined;
+  private resumeBackoff = { firstMs: INGEST_RESUME_FIRST_MS, maxMs: INGEST_RESUME_MAX_MS };
+  /** The last resume in place: a failure soon after it (within the longest wait) waits longer than the one before, not the first wait again. */
+  private lastResume: { atMs: number; delayMs: number } | undefined;
   /** The HQ target this run syncs to, as given (`--hq` or config `hq.target`). */
   private hqTarget: string | undefined;
   /** That target's description (`SyncTarget.description`), which `tilstand status` compares config.json's with. */
@@ -351,11 +367,7 @@ export class Site {
       } catch (e) {
         throw damageIn(p.siteDb, e);
       }
-      this.ingest = openIngest(data, config, {
-        publishResync: (module, stream, from) => this.publishResync(module, stream, from),
-        onWarning: (m) => this.log(m),
-        onInfo: (m) => this.log(m),
-      });
+      this.ingest = openIngest(data, config, this.ingestHooks());
       // Said where someone looks for the letters they expected a replay to close.
       const closed = this.ingest.ingestor.health().lettersClosedAtOpen;
       if (closed > 0) log(`ingest: ${closed} dead letter${closed === 1 ? '' : 's'} closed as replayed: the journal's read at start applied ${closed === 1 ? 'its event' : 'their events'} to the tables now bound to ${closed === 1 ? 'it' : 'them'}`);
@@ -463,7 +475,8 @@ export class Site {
             return new EmbeddedBroker({
               site: c.site,
               credentials,
-              onEvent: (topic, payload) => ingestor.accept(topic, payload),
+              // The current Ingestor's: one resumed in place after a failure replaces it (`resumeIngest`).
+              onEvent: (topic, payload) => this.ingest.ingestor.accept(topic, payload),
               host: b.host,
               port,
               ...(b.tls ? { tls: b.tls } : {}),
@@ -505,7 +518,7 @@ export class Site {
         // whatever the budget said, until the disk was full for the tables and site.db too.
         sink: async (topic, payload) => {
           if (budget.full()) await this.roomOnDisk(budget, EXTERNAL_DISK_FULL_HOLD_MAX_MS);
-          return ingestor.accept(topic, payload);
+          return this.ingest.ingestor.accept(topic, payload);
         },
         username: b.username,
         password,
@@ -539,13 +552,14 @@ export class Site {
     });
     const notices = this.letterNotices;
     ingestor.setLetterListener((letters) => notices.letters(letters));
+    this.resumeBackoff = { firstMs: o.ingestResumeFirstMs ?? INGEST_RESUME_FIRST_MS, maxMs: o.ingestResumeMaxMs ?? INGEST_RESUME_MAX_MS };
 
     this.decisionParts = new Decisions({
       site: c.site,
       catalog: this.ingest.catalog,
       database: p.database!,
       users: this.userStore,
-      ingestor,
+      ingestor: { commitAll: () => this.ingest.ingestor.commitAll() },
       internal: this.internal,
       ...decisionOptions(c),
       rules: rulesInForce(this.ruleFiles.rules),
@@ -566,7 +580,7 @@ export class Site {
     const tickMs = o.tickMs ?? ingestTickMs(ingestor.status());
     this.tickTimer = setInterval(() => {
       try {
-        ingestor.tick();
+        this.ingest.ingestor.tick();
       } catch (e) {
         this.log(`ingest tick: ${(e as Error).message}`);
       }
@@ -1086,6 +1100,7 @@ export class Site {
       deadLettersOpen: ingestor.deadLetterCount(),
       journal: journalState(journal),
       ingestFailure: health.failure,
+      ...(health.failure !== null && this.ingestResumeText() !== undefined ? { ingestResume: this.ingestResumeText()! } : {}),
       diskFull: health.diskFull,
       demo: this.demo ? this.demo.stats() : null,
       streams: app ? app.streams : null,
@@ -1182,12 +1197,134 @@ export class Site {
     if (this.ingestStop?.failure !== failure) {
       this.ingestStop = { failure, id: internalErrorId(), atMs: Date.now() };
       this.log(`ingest stopped (error id ${this.ingestStop.id}): ${describeError(failure)}`);
+      this.planResume(failure);
     }
     return this.ingestStop;
   }
 
+  /**
+   * Plans the resume in place of ingest that stopped on `failure`: a try after the first backoff,
+   * or, for a damaged file (corruption: the reopen would read it and fail again), none.
+   */
+  private planResume(failure: Error): void {
+    if (this.stopping || this.resume?.failure === failure) return;
+    if (this.resume?.timer) clearTimeout(this.resume.timer);
+    const again = this.lastResume !== undefined && Date.now() - this.lastResume.atMs < this.resumeBackoff.maxMs;
+    const delayMs = again ? Math.min(this.lastResume!.delayMs * 2, this.resumeBackoff.maxMs) : this.resumeBackoff.firstMs;
+    this.resume = { failure, tries: 0, delayMs, nextAtMs: null, timer: undefined, gaveUp: undefined, lastError: undefined };
+    if (isCorruption(failure)) {
+      this.giveUpResume('the error is a damaged file, which a reopen reads again and fails on');
+      return;
+    }
+    this.scheduleResume();
+  }
+
+  private scheduleResume(): void {
+    const r = this.resume;
+    if (!r || this.stopping) return;
+    r.nextAtMs = Date.now() + r.delayMs;
+    r.timer = setTimeout(() => {
+      r.timer = undefined;
+      this.resumeIngest('retry');
+    }, r.delayMs);
+    r.timer.unref?.();
+    this.log(`ingest: resuming in place in ${formatWait(r.delayMs)} (try ${r.tries + 1}); meanwhile events are journaled and acknowledged`);
+  }
+
+  private giveUpResume(why: string): void {
+    const r = this.resume!;
+    r.gaveUp = why;
+    r.nextAtMs = null;
+    this.log(`ingest: not resumed in place automatically: ${why}; fix or restore the table file the error names, then \`tilstand ingest resume\` (or restart the site)`);
+  }
+
+  /**
+   * Resumes ingest that stopped, in place (core/site/DESIGN.md, "Ingest that stopped"): the stopped
+   * Ingestor's events are committed to the journal (flush), it releases the tables without
+   * committing (`releaseStopped`: its writers may hold part of an event), and a new Ingestor opens
+   * on the same journal, replaying every event after each table's committed position — what a
+   * restart does, without one. All in one synchronous step: no event reaches either Ingestor
+   * meanwhile, and the stopped one's accepts still waiting for their commit resolve after it (it is
+   * closed by then, so applies none of them; the new one read them). The broker's sink, the letter
+   * listener, the metrics and the control socket reach the Ingestor through `this.ingest`. When the
+   * open fails the stopped Ingestor stays (journaling, raising the alarm) and the next try waits
+   * twice as long; a damaged file ends the tries. `manual`: asked for (`tilstand ingest resume`).
+   */
+  private resumeIngest(why: 'retry' | 'manual'): { resumed: boolean; error?: string } {
+    const old = this.ingest.ingestor;
+    const failure = old.failure();
+    if (failure === null || this.stopping) return { resumed: false };
+    if (this.resume?.failure !== failure) this.planResume(failure);
+    const r = this.resume!;
+    if (r.timer) clearTimeout(r.timer);
+    r.timer = undefined;
+    r.tries++;
+    let fresh: Ingestor;
+    try {
+      this.ingest.journal.flush();
+      old.releaseStopped();
+      // Throws when what it reads fails to apply or commit again (the disk still fails).
+      fresh = openIngestor(this.current, this.ingest, this.ingestHooks());
+    } catch (e) {
+      r.lastError = (e as Error)?.message ?? String(e);
+      this.log(`ingest: resume in place failed (try ${r.tries}${why === 'manual' ? ', asked for' : ''}): ${describeError(e)}`);
+      if (isCorruption(e)) {
+        if (r.gaveUp === undefined) this.giveUpResume('the table files are damaged (the reopen failed on a damaged file)');
+      } else if (r.gaveUp === undefined) {
+        r.delayMs = Math.min(r.delayMs * 2, this.resumeBackoff.maxMs);
+        this.scheduleResume();
+      }
+      return { resumed: false, error: r.lastError };
+    }
+    old.setLetterListener(undefined);
+    old.abandon();
+    this.ingest = { ...this.ingest, ingestor: fresh };
+    const notices = this.letterNotices;
+    if (notices) fresh.setLetterListener((letters) => notices.letters(letters));
+    const stop = this.ingestStop;
+    this.ingestStop = undefined;
+    this.resume = undefined;
+    this.lastResume = { atMs: Date.now(), delayMs: r.delayMs };
+    this.log(
+      `ingest resumed in place (try ${r.tries}${why === 'manual' ? ', asked for' : ''}${stop ? `; it had stopped with error id ${stop.id} ${formatWait(Date.now() - stop.atMs)} before` : ''}): ${fresh.health().recoveredEvents} journal events read again`,
+    );
+    return { resumed: true };
+  }
+
+  /** The control op `ingest.resume`: a try now; refused while ingest runs. */
+  private resumeIngestNow(): { resumed: true } {
+    if (this.ingest.ingestor.failure() === null) throw Object.assign(new Error(`ingest is running on ${this.data}: nothing to resume`), { kind: 'Conflict' });
+    this.noteIngestFailure();
+    const r = this.resumeIngest('manual');
+    if (!r.resumed) throw Object.assign(new Error(`ingest did not resume: ${r.error ?? 'the site is stopping'}${this.resume?.nextAtMs ? `; the site tries again at ${new Date(this.resume.nextAtMs).toISOString()}` : ''}`), { kind: 'Failed' });
+    return { resumed: true };
+  }
+
+  /** What is done about ingest that stopped, for the alarm and `tilstand status`; undefined while it runs. */
+  ingestResumeText(): string | undefined {
+    const r = this.resume;
+    if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
+    const last = r.lastError !== undefined ? ` (the last try failed: ${r.lastError})` : '';
+    if (r.gaveUp !== undefined) return `not retried: ${r.gaveUp}${last}; fix or restore the file, then \`tilstand ingest resume\` or restart the site`;
+    if (r.nextAtMs !== null) return `the site tries to resume it at ${new Date(r.nextAtMs).toISOString()}${last}; \`tilstand ingest resume\` tries now`;
+    return undefined;
+  }
+
+  /** The Ingestor's hooks, at start and at a resume in place. */
+  private ingestHooks() {
+    return {
+      publishResync: (module: string, stream: string, from: number) => this.publishResync(module, stream, from),
+      onWarning: (m: string) => this.log(m),
+      onInfo: (m: string) => this.log(m),
+    };
+  }
+
   private controlHandlers(): Map<string, ControlHandler> {
-    const { ingestor, contracts } = this.ingest;
+    const { contracts } = this.ingest;
+    // The current Ingestor at each call: one resumed in place replaces it.
+    const ingestor = {
+      listDeadLetters: (...a: Parameters<Ingestor['listDeadLetters']>) => this.ingest.ingestor.listDeadLetters(...a),
+    };
     const positions = (v: unknown): bigint[] | undefined => {
       if (v === undefined || v === null) return undefined;
       if (!Array.isArray(v) || !v.every((x) => (typeof x === 'string' && /^\d+$/.test(x)) || (Number.isSafeInteger(x) && (x as number) >= 0))) {
@@ -1221,7 +1358,7 @@ export class Site {
         async (a, work) => {
           // Slice by slice, each commit standing: the stop does not wait for a flood's replay.
           work.interruptible();
-          const r = await replayLogged(ingestor, positions(a.ids), a.alike === true, { log: this.log, via: 'tilstand deadletters replay' }, (p) => work.progress({ ...p }));
+          const r = await replayLogged(this.ingest.ingestor, positions(a.ids), a.alike === true, { log: this.log, via: 'tilstand deadletters replay' }, (p) => work.progress({ ...p }));
           // Letters still failing while config.json holds bindings or tables the running site has
           // not loaded (they take effect at the next start): the person is told, not left guessing.
           const pending = r.failed > 0 ? this.startPendingSections(['bindings', 'tables']) : [];
@@ -1233,7 +1370,7 @@ export class Site {
         (a, work) =>
           dismissWithPin(
             this.users,
-            ingestor,
+            this.ingest.ingestor,
             { ids: positions(a.ids) ?? [], user: String(a.user ?? ''), pin: String(a.pin ?? ''), note: a.note as string, alike: a.alike === true },
             { log: this.log, via: 'tilstand deadletters dismiss' },
             // The PIN's check is waited for at stop (its attempt is counted before the hash); the
@@ -1285,6 +1422,8 @@ export class Site {
         },
       ],
       ['prune', async () => (await this.prune(), journalState(this.ingest.journal))],
+      // `tilstand ingest resume`: ingest that stopped resumes now, not at its next retry.
+      ['ingest.resume', () => this.resumeIngestNow()],
       [
         'stop',
         () => {
@@ -1419,6 +1558,7 @@ export class Site {
     if (this.tickTimer) clearInterval(this.tickTimer);
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     if (this.restoreTimer) clearInterval(this.restoreTimer);
+    if (this.resume?.timer) clearTimeout(this.resume.timer);
     // First the calls in flight (the site API's, the control socket's): they finish on an open
     // site.db and open tables, at most STOP_CALLS_WAIT_MS for both together; new ones are refused
     // ("the site is stopping") from here on.
@@ -1493,4 +1633,11 @@ function withRuleFiles(a: SiteAgentConfig, ruleFiles: readonly string[] | undefi
 /** Whether config.json section `k` says otherwise in `next` than in `now` (config reload, replay's note). */
 function sectionChanged(next: SiteConfig, now: SiteConfig, k: keyof SiteConfig): boolean {
   return JSON.stringify(next[k]) !== JSON.stringify(now[k]);
+}
+
+/** A wait in words: `30 s`, `2 min`, `1 min 30 s`. */
+function formatWait(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  return `${Math.floor(s / 60)} min${s % 60 === 0 ? '' : ` ${s % 60} s`}`;
 }

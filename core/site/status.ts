@@ -60,6 +60,11 @@ export interface SiteStatus {
   deadLettersOpen: number;
   journal: { lastPosition: string; committedPosition: string; uncommittedEvents: string; oldestUncommittedMs: number | null; bytesUsed: number };
   ingestFailure: string | null;
+  /**
+   * With ingest stopped on a running site: when it is tried again in place, or why it is not (a
+   * damaged file); absent from an older site and when nothing is planned (Site.ingestResumeText).
+   */
+  ingestResume?: string;
   diskFull: boolean | null;
   demo: { module: string; published: number; acked: number; failed: number; commands: number }[] | null;
   /**
@@ -431,7 +436,7 @@ export function formatStatus(s: SiteStatus): string[] {
   // progress every few minutes): what a restart re-reads, not what is missing from the tables —
   // that is each table's pending count above.
   lines.push(`journal: position ${j.lastPosition}, every table committed through ${j.committedPosition} (a restart re-reads the ${j.uncommittedEvents} after it; not yet visible: the tables' pending), ${(j.bytesUsed / 1024 / 1024).toFixed(1)} MiB`);
-  if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (restart the site to recover)`);
+  if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (${s.ingestResume ?? 'restart the site to recover'})`);
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
   const y = s.sync;

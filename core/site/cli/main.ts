@@ -4,7 +4,7 @@
 //   tilstand table …        the table store's command line (core/lsm/cli), after the data format
 //                           mark of the data directory whose warehouse it is given (site-commands.ts)
 //   tilstand start …        run the site (start.ts)
-//   tilstand init|status|config|contracts|deadletters|users|demo …   site commands (site-commands.ts)
+//   tilstand init|status|config|contracts|deadletters|ingest|users|demo …   site commands (site-commands.ts)
 //   tilstand proposals|decide|agent|evidence …   the inbox and the agent (agent-cli.ts)
 //   tilstand help           usage of every command
 // An unknown command prints the usage to stderr and exits 2. A failing site command prints
@@ -15,7 +15,7 @@ import { EXIT } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { tableUsage, writeError } from '../../lsm/cli/table-cli.ts';
 import { exitCodeOf } from './exit-code.ts';
-import { runConfig, runContracts, runDeadLetters, runDemo, runInit, runStatus, runModules, runSiteReplay, runSiteRestore, runSiteSync, runSiteTable, runUsers, siteUsage } from './site-commands.ts';
+import { runConfig, runContracts, runDeadLetters, runDemo, runIngest, runInit, runStatus, runModules, runSiteReplay, runSiteRestore, runSiteSync, runSiteTable, runUsers, siteUsage } from './site-commands.ts';
 import { runStart, startUsage } from './start.ts';
 import { AGENT_COMMANDS, agentUsage } from './agent-cli.ts';
 import { SYNC_COMMANDS, syncCommandsUsage } from '../../sync/cli/commands.ts';
@@ -65,6 +65,7 @@ const SITE_COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<numbe
   config: runConfig,
   contracts: runContracts,
   deadletters: runDeadLetters,
+  ingest: runIngest,
   users: runUsers,
   modules: runModules,
   demo: runDemo,

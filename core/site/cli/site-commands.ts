@@ -66,6 +66,7 @@ export const siteUsage = [
   '  tilstand users enable --name <name> [--data <dir>]   a disabled user may sign in again',
   '  tilstand users reset --name <name> --pin <pin> | --password <pw> [--data <dir>]',
   '                                           a new PIN or password for a user (one forgotten), and the lockout lifted',
+  '  tilstand ingest resume [--data <dir>]   ingest that stopped on an error resumes now on the running site, not at its next try',
   '  tilstand modules list [--data <dir>]    the broker users of the site\'s modules (embedded broker)',
   '  tilstand modules password --module <name> [--data <dir>]',
   '                                           a new broker password for a module (a new module, one lost, or one to replace): printed once',
@@ -126,6 +127,7 @@ export const SITE_SUBCOMMAND_FLAGS = {
     reset: { ...DATA, ...NAME, ...PIN, ...PASSWORD },
   },
   modules: { list: { ...DATA }, password: { ...DATA, module: { type: 'string', value: '<name>' } } },
+  ingest: { resume: { ...DATA } },
 } as const satisfies Record<string, Record<string, FlagSpecs>>;
 
 /**
@@ -744,6 +746,32 @@ function updateModuleSecret(path: string, module: string, password: string): voi
   // file 0644, inside secrets/ (0700, `tilstand init`), and it is 0600 again at once.
   localFileIO.replaceAtomic(path, Buffer.from(`${JSON.stringify(secrets, null, 2)}\n`));
   chmodSync(path, 0o600);
+}
+
+/**
+ * `tilstand ingest resume`: the running site resumes ingest that stopped on an error now (Site
+ * `ingest.resume`; core/site/DESIGN.md, "Ingest that stopped"), after the cause was fixed — also
+ * after a damaged file, which the site does not retry by itself. Ingest that runs: said, exit 0.
+ */
+export async function runIngest(argv: string[], io: CliIO): Promise<number> {
+  const [sub, rest] = groupSubcommand('ingest', argv);
+  const a = await withSubHelp('ingest', sub, rest, io);
+  if (!a) return EXIT.ok;
+  if (sub !== 'resume') throw new CliError(EXIT.usage, `expected: tilstand ingest resume [--data <dir>], got ${sub === undefined ? 'nothing' : `'${sub}'`}`);
+  const data = existingDataDir(a.string('data'));
+  const socket = await runningSocket(data);
+  if (!socket) throw new CliError(EXIT.notFound, `no site is running on ${data}: a start opens ingest afresh, reading the journal`);
+  try {
+    await controlRequest(socket, 'ingest.resume');
+  } catch (e) {
+    if (e instanceof ControlError && (e.kind as string) === 'Conflict') {
+      await print(io.stdout, [e.message]);
+      return EXIT.ok;
+    }
+    throw e;
+  }
+  await print(io.stdout, [`ingest resumed on the site running on ${data}: the events journaled meanwhile are applied`]);
+  return EXIT.ok;
 }
 
 export async function runDemo(argv: string[], io: CliIO): Promise<number> {

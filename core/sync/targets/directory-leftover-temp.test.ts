@@ -82,3 +82,17 @@ describe("a directory HQ with a killed put's temporary files", () => {
     expect(temps(join(root, 'site_7.db', 'stock', 'snapshot'))).toEqual([]);
   }, 120_000);
 });
+
+describe('puts of one key at once in one process', () => {
+  it('both succeed: they take turns with the one temporary name', async () => {
+    const root = tempDir('hq');
+    dirs.push(root);
+    const site = new DirectoryTarget(root, { writePrefix: sitePrefix('7') });
+    const key = 'site_7.db/stock/snapshot/snapshot-1';
+    const bodies = Array.from({ length: 6 }, (_, i) => Buffer.from(`{"id":${i}}`));
+    const results = await Promise.allSettled(bodies.map((b) => site.put(key, b, { size: b.length, sha256: createHash('sha256').update(b).digest('hex') })));
+    expect(results.map((r) => r.status)).toEqual(bodies.map(() => 'fulfilled'));
+    expect(fs.readFileSync(join(root, 'site_7.db', 'stock', 'snapshot', 'snapshot-1'), 'utf8')).toBe('{"id":5}');
+    expect(temps(join(root, 'site_7.db', 'stock', 'snapshot'))).toEqual([]);
+  });
+});

@@ -95,6 +95,9 @@ export function directoryDescription(root: string): string {
   return `dir:${root}`;
 }
 
+/** The puts of each file under way in this process, the last one's promise (DirectoryTarget.writeVia). */
+const writesInFlight = new Map<string, Promise<void>>();
+
 export class DirectoryTarget implements SyncTarget {
   readonly description: string;
 
@@ -109,8 +112,25 @@ export class DirectoryTarget implements SyncTarget {
     return join(this.root, ...checkKey(key).split('/'));
   }
 
+  /**
+   * Puts of one file in this process go one after the other (`writesInFlight`): they share its
+   * temporary name, and one's removal of a leftover, or its clean-up after a failure, took the
+   * other's file from under it ("put …: not found"). One engine's loop and syncNow take turns, but
+   * `runOnce` may still be called beside the loop.
+   */
   private async writeVia(key: string, body: PutBody): Promise<void> {
     const dest = this.path(key);
+    const before = writesInFlight.get(dest);
+    const mine = (before ?? Promise.resolve()).catch(() => undefined).then(() => this.writeOnce(key, dest, body));
+    writesInFlight.set(dest, mine);
+    try {
+      await mine;
+    } finally {
+      if (writesInFlight.get(dest) === mine) writesInFlight.delete(dest);
+    }
+  }
+
+  private async writeOnce(key: string, dest: string, body: PutBody): Promise<void> {
     // One temporary name per key: what a put killed mid-write (kill -9, a power cut) left is removed
     // by the next put of that key — its step's retry. Named with a random part, every kill left one
     // more partial copy of the file in HQ's folder for good. One sender writes a site's keys (the

@@ -30,6 +30,12 @@ export function SignIn() {
    * unknown badge. A reader scans into the PIN field only where a refused sign-in left the focus.
    */
   const secretChosen = useRef(false);
+  /**
+   * The field the focus was in when the whole window lost it (another window, a notification):
+   * chromium gives that field its focus event again when the window comes back, and a refused
+   * PIN's field then counted as chosen — the reader's scan there went out as that name's PIN.
+   */
+  const windowLeftFrom = useRef<unknown>(null);
   // A scan into the PIN or name field (the focus left there by a refused PIN) or onto the button
   // went out as a PIN, or an empty one, and onto the language picker as nothing: as quick as a
   // reader and ending in Enter, it is a badge. The field it went into gets back what it held; into
@@ -42,7 +48,9 @@ export function SignIn() {
     }
     const scan = scanEndedBy(run.current, e.timeStamp);
     run.current = null;
-    if (!scan || scan.field === 'badge' || (scan.field === 'secret' && secretChosen.current)) return;
+    // Into the chosen PIN field it is a PIN only after a name: without one no PIN signs anybody in,
+    // and a badge scanned after a tap on that field went out as a PIN with no name.
+    if (!scan || scan.field === 'badge' || (scan.field === 'secret' && secretChosen.current && user.trim() !== '')) return;
     e.preventDefault();
     secretChosen.current = false;
     if (scan.field === 'secret') setSecret(scan.before);
@@ -55,7 +63,16 @@ export function SignIn() {
     else void signInBadge(scan.chars);
   };
   const onFocus = (e: FocusEvent<HTMLFormElement>) => {
-    if ((e.target as { name?: unknown }).name === 'secret') secretChosen.current = true;
+    const name = (e.target as { name?: unknown }).name;
+    const windowBack = windowLeftFrom.current !== null && windowLeftFrom.current === name;
+    windowLeftFrom.current = null;
+    if (name === 'secret' && !windowBack) secretChosen.current = true;
+  };
+  const onBlur = (e: FocusEvent<HTMLFormElement>) => {
+    // The document has no focus during the blur only when the window loses it (a tap on a blank
+    // part of the page keeps it: the field tapped next is chosen).
+    const target = e.target as { name?: unknown; ownerDocument?: { hasFocus?: () => boolean } | null };
+    windowLeftFrom.current = e.relatedTarget === null && target.ownerDocument?.hasFocus?.() === false ? (target.name ?? null) : null;
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -82,7 +99,7 @@ export function SignIn() {
           {t('signIn.idle', { after: formatDuration(lang, idleMs) })}
         </p>
       )}
-      <form onSubmit={submit} onKeyDown={onKeyDown} onFocus={onFocus}>
+      <form onSubmit={submit} onKeyDown={onKeyDown} onFocus={onFocus} onBlur={onBlur}>
         <label>
           {t('signIn.user')}
           <input name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} />

@@ -96,6 +96,14 @@ function screen() {
   };
   /** The focus put on field `name` (a tap, a Tab): its focus event, which bubbles to the form. */
   const focus = (name: string) => (form().props.onFocus as ((e: unknown) => void) | undefined)?.({ target: { name, value: field(name).props.value } });
+  /**
+   * The focus leaving field `name` for nothing in the page: its blur, which bubbles to the form. With
+   * `window` the whole window lost it (another window, a notification: the document has no focus
+   * during the blur, and chromium gives the same field its focus event again when the window comes
+   * back); without, a tap on a blank part of the page.
+   */
+  const blur = (name: string, window: boolean) =>
+    (form().props.onBlur as ((e: unknown) => void) | undefined)?.({ target: { name, value: field(name).props.value, ownerDocument: { hasFocus: () => !window } }, relatedTarget: null });
   /** Name and PIN typed by hand (each field tapped first) and refused. */
   const refusedPin = async () => {
     focus('user');
@@ -105,7 +113,7 @@ function screen() {
     expect(sent).toEqual(['Kari/1235']);
     expect(store.getState().signInError).toMatch(/wrong/);
   };
-  return { store, sent, field, focus, type, keys, refusedPin };
+  return { store, sent, field, focus, blur, type, keys, refusedPin };
 }
 
 describe('sign-in screen: a badge scan after a refused PIN', () => {
@@ -168,6 +176,42 @@ describe('sign-in screen: a badge scan after a refused PIN', () => {
   it('after a refused PIN, the PIN field chosen again (the focus put elsewhere and back): a PIN auto-typed there goes out as the PIN', async () => {
     const s = screen();
     await s.refusedPin();
+    s.focus('user');
+    s.focus('secret');
+    expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/2580']);
+  });
+
+  it('a badge scanned into the PIN field the person tapped with no name typed goes out as a badge: a PIN needs a name', async () => {
+    const s = screen();
+    s.focus('secret');
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['badge 00421234']);
+    expect(s.field('secret').props.value).toBe('');
+  });
+
+  it('after a refused PIN, the window losing and getting back the focus (another window, a notification) chooses nothing: a scan goes out as a badge', async () => {
+    const s = screen();
+    await s.refusedPin();
+    s.blur('secret', true);
+    s.focus('secret');
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['Kari/1235', 'badge 00421234']);
+  });
+
+  it('after a refused PIN, a tap on a blank part of the page and back on the PIN field chooses it: a PIN auto-typed there goes out as the PIN', async () => {
+    const s = screen();
+    await s.refusedPin();
+    s.blur('secret', false);
+    s.focus('secret');
+    expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/2580']);
+  });
+
+  it('the window left and got back with the focus elsewhere, then a tap on the PIN field: chosen, a PIN auto-typed there goes out as the PIN', async () => {
+    const s = screen();
+    await s.refusedPin();
+    s.blur('secret', true);
     s.focus('user');
     s.focus('secret');
     expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);

@@ -198,13 +198,18 @@ export interface Alarm {
   sinceMs: number;
   /**
    * The message's values, for a UI that words the alarm in its reader's language (renderer i18n
-   * `alarm.<kind>`; a value named `…Ms` is a duration). Given for the alarms a shift lead acts on
+   * `alarm.<kind>`; a value named `…Ms` is a duration, one named `…AtMs` — ms since the epoch — a
+   * time of day). Given for the alarms a shift lead acts on
    * (budget_breach, ingest_stopped, dead_letters, command_failed, stream_silent, sync_stalled); the others, for
    * IT, are worded in English only. budget_breach adds why no commit mends the table: `held` (its
    * events waiting behind a missing seq) with `streams` (those with an open gap that feed it,
    * comma-separated) when there are any, and `stopped: 1` once ingest has stopped on an error.
    * ingest_stopped (the Ingestor stopped applying after an error; events are only journaled until
-   * a restart) gives `failure`, the error as the Ingestor has it (English, as logged).
+   * ingest resumes in place or the site restarts) gives `failure`, the error as the Ingestor has it
+   * (English, as logged), and what the site does about it: `resume` (an English sentence), with
+   * `resumeAtMs` (when it tries next) or `resumeStopped: 'damaged'` (a damaged file: not tried
+   * again; fixed or restored, then `tilstand ingest resume` or a restart). An older site sends
+   * `failure` alone.
    */
   params?: Record<string, string | number>;
 }

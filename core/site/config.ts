@@ -8,7 +8,7 @@
 // usable in MQTT topics and folder names); every table name is a safe name; ports are 0..65535.
 
 import { readFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { repeatedKeyPath } from '../lsm/json-keys.ts';
@@ -22,7 +22,8 @@ import { DEAD_LETTERS_TABLE, DEAD_LETTERS_TABLE_NAME } from '../ingest/dead-lett
 import { isLoopback } from '../ingest/broker.ts';
 import { budgetOf, DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { SITE_MODULES } from './site-db.ts';
-import { targetProblem } from '../sync/targets/open.ts';
+import { targetDescription, targetProblem } from '../sync/targets/open.ts';
+import { realFolder } from '../sync/cli/common.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
 import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, siteTablesRead, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
@@ -632,6 +633,27 @@ export function checkStartRules(c: SiteConfig): void {
       `broker.host is ${b.host}, not loopback: the modules' MQTT needs TLS there; set broker.tls {certPath, keyPath}, or broker.allowInsecureNonLoopback true to accept plaintext MQTT from the site network, or broker.host to 127.0.0.1`,
     );
   }
+}
+
+/**
+ * Why HQ target `text` (`--hq` or config `hq.target`) cannot be the HQ of the site in `data`: a
+ * directory that is the data directory or in it (`<data>/warehouse` shipped the site's tables onto
+ * themselves), compared as written and where both lead through symbolic links (core/sync's
+ * `realFolder`, as `sync now` compares them: sync.ts `refuseHqInData`), except `allowed`, a folder
+ * of `data` (the stand-in HQ a new demo syncs to, DEMO_HQ_DIR). Undefined for any other target
+ * (an s3:// one, or text that is no target, which `targetProblem` names).
+ */
+export function hqInDataProblem(data: string, text: string, allowed: string | undefined): string | undefined {
+  const d = targetDescription(text);
+  if (d === undefined || !d.startsWith('dir:')) return undefined;
+  const root = d.slice('dir:'.length);
+  for (const [dd, hq] of [[resolve(data), root], [realFolder(data), realFolder(root)]] as const) {
+    const rel = relative(dd, hq);
+    if (allowed !== undefined && rel === allowed) continue;
+    if (rel === '') return `${text} is the site's data directory itself; HQ is a directory outside it`;
+    if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return `${text} is inside the site's data directory ${data}; HQ is a directory outside it`;
+  }
+  return undefined;
 }
 
 /** config.json as its JSON says, before validation and defaults. */

@@ -168,6 +168,9 @@ describe('ingest resumes in place', () => {
     expect(lines.some((l) => l.startsWith('ingest: not resumed in place automatically: the error is a damaged file'))).toBe(true);
     const alarm = site.service.status().alarms.find((a) => a.kind === 'ingest_stopped')!;
     expect(alarm.message).toMatch(/until ingest resumes \(not retried: the error is a damaged file, which a reopen reads again and fails on; fix or restore the file, then `tilstand ingest resume` or restart the site\)/);
+    // As a value for the floor's UI too (renderer i18n), and no time of a next try.
+    expect(alarm.params).toMatchObject({ resumeStopped: 'damaged' });
+    expect(alarm.params).not.toHaveProperty('resumeAtMs');
 
     // Asked while it still fails: the CLI says so (exit 5), the site stays stopped and journaling.
     const failing = await runMain(['ingest', 'resume', '--data', data]);

@@ -60,7 +60,11 @@ describe('ingest_stopped', () => {
     const resume = site.ingestResumeText()!;
     expect(resume).toMatch(/^the site tries to resume it at /);
     expect(stopped[0]!.message).toBe(`ingest stopped: ${failure}; events are only journaled until ingest resumes (${resume}) (see logs/site.log)`);
-    expect(stopped[0]!.params).toEqual({ failure, resume });
+    // The same as values, for the floor's UI to word (renderer i18n): when the site tries next.
+    const atMs = stopped[0]!.params!.resumeAtMs;
+    expect(typeof atMs).toBe('number');
+    expect(resume).toContain(new Date(atMs as number).toISOString());
+    expect(stopped[0]!.params).toEqual({ failure, resume, resumeAtMs: atMs });
     // The disk budget is not full: no alarm of that kind.
     expect(alarms.filter((a) => a.kind === 'disk_budget')).toEqual([]);
     // `tilstand status` names the kind as the alarm is.

@@ -707,12 +707,19 @@ export class SiteService implements SiteBackend {
     // Its own kind: raised as disk_budget, it read "disk budget" to whoever sorts or words alarms by kind.
     if (health.failure) {
       // What the site does about it: a resume in place planned at a time, or none (a damaged file).
+      // `resume` is the English sentence; `resumeAtMs` (an instant) or `resumeStopped` the same
+      // as values, which the floor's UI words in its reader's language.
       const resume = this.site.ingestResumeText();
+      const plan = this.site.ingestResumePlan();
       alarms.push({
         kind: 'ingest_stopped',
         message: `ingest stopped: ${health.failure}; events are only journaled until ${resume === undefined ? 'the site is restarted' : `ingest resumes (${resume})`} (see logs/site.log)`,
         sinceMs: now,
-        params: { failure: health.failure, ...(resume === undefined ? {} : { resume }) },
+        params: {
+          failure: health.failure,
+          ...(resume === undefined ? {} : { resume }),
+          ...(plan === undefined ? {} : 'atMs' in plan ? { resumeAtMs: plan.atMs } : { resumeStopped: plan.stopped }),
+        },
       });
     }
     const src = this.o.sync?.status();

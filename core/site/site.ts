@@ -37,7 +37,7 @@ import { LetterNotices } from '../ingest/letter-notices.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, reorderPolicyHeld, type SiteAgentConfig, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, hqInDataProblem, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, reorderPolicyHeld, type SiteAgentConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
@@ -460,6 +460,9 @@ export class Site {
       } catch (e) {
         throw new ConfigError(o.hq ? '--hq' : 'hq.target', (e as Error).message);
       }
+      // Not the data directory or a folder of it, also through a link (as `sync now` refuses it).
+      const inData = hqInDataProblem(this.data, hqTarget, DEMO_HQ_DIR);
+      if (inData !== undefined) throw new ConfigError(o.hq ? '--hq' : 'hq.target', inData);
     }
     const { ingestor } = this.ingest;
     const demo = o.demo === true;
@@ -1307,6 +1310,21 @@ export class Site {
     const last = r.lastError !== undefined ? ` (the last try failed: ${r.lastError})` : '';
     if (r.gaveUp !== undefined) return `not retried: ${r.gaveUp}${last}; fix or restore the file, then \`tilstand ingest resume\` or restart the site`;
     if (r.nextAtMs !== null) return `the site tries to resume it at ${new Date(r.nextAtMs).toISOString()}${last}; \`tilstand ingest resume\` tries now`;
+    return undefined;
+  }
+
+  /**
+   * The same as values, for the alarm's params (a UI words them in its reader's language):
+   * `atMs`, when the site tries next; or `stopped: 'damaged'`, no try (a damaged file: fixed or
+   * restored, then `tilstand ingest resume` or a restart). Undefined while ingest runs or when
+   * nothing is planned.
+   */
+  ingestResumePlan(): { atMs: number } | { stopped: 'damaged' } | undefined {
+    const r = this.resume;
+    if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
+    // Every reason to give up is a damaged file (planResume, resumeIngest).
+    if (r.gaveUp !== undefined) return { stopped: 'damaged' };
+    if (r.nextAtMs !== null) return { atMs: r.nextAtMs };
     return undefined;
   }
 

@@ -175,6 +175,21 @@ describe('tilstand agent commands (no site running)', () => {
     }
   });
 
+  // RunResult.notes (core/agents: what a rule left out and why, e.g. stock-reorder v9's rows
+  // inventory has not counted) was in --json only: the run's lines said "0 new" and nothing of them.
+  it("agent run prints the run's notes: a stock row with no count from inventory is said not evaluated", async () => {
+    const w = new Catalog(dataPaths(data).warehouse).getTable({ database: 'site_s1', table: 'stock' }).newWriter();
+    // commerce's reservation came first: no on_hand yet.
+    w.writeRecord({ item: 'SKU-9', location: 'L-2', reserved: 4, commerce_seq: 1n });
+    w.commit();
+    w.close();
+    const r = await run(['agent', 'run', '--data', data]);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(r.out).toContain('  note from rule stock-reorder: not evaluated, on hand not known yet (no count from inventory): SKU-9 at L-2\n');
+    const j = JSON.parse((await run(['agent', 'run', '--data', data, '--json'])).out) as { notes: unknown[] };
+    expect(Array.isArray(j.notes)).toBe(true);
+  });
+
   it('checks arguments', async () => {
     expect((await run(['decide', 'P-x', 'maybe', '--user', 'a', '--pin', '1', '--data', data])).code).toBe(2);
     expect((await run(['proposals', '--status', 'nope', '--data', data])).code).toBe(2);

@@ -231,6 +231,8 @@ function runLines(r: RunResult): string[] {
     ...r.created.map((p) => `  + ${p.id} ${p.action} ${JSON.stringify(p.params)}`),
     ...r.withdrawn.map((p) => `  - ${p.id} ${p.withdrawnReason}`),
     ...r.ruleErrors.map((e) => `  ! rule ${e.ruleId}: ${e.message}`),
+    // What a rule left out and why (absent from a site older than RunResult.notes).
+    ...(r.notes ?? []).map((n) => `  note from rule ${n.ruleId}: ${n.message}`),
   ];
 }
 

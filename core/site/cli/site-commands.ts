@@ -17,7 +17,7 @@ import { Catalog, localFileIO } from '../../lsm/index.ts';
 import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
-import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, loadSiteRuleFiles, readConfig, type SiteConfig } from '../config.ts';
+import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, hqInDataProblem, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, loadSiteRuleFiles, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
 import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
@@ -239,6 +239,9 @@ export async function runConfig(argv: string[], io: CliIO): Promise<number> {
   const config = readConfig(data);
   // What start refuses of the config as a whole (a non-loopback listener without TLS).
   checkStartRules(config);
+  // An HQ directory in the data directory (also through a link), as start refuses it.
+  const hqInData = config.hq.target === null ? undefined : hqInDataProblem(data, config.hq.target, DEMO_HQ_DIR);
+  if (hqInData !== undefined) throw new ConfigError('hq.target', hqInData);
   // The bindings' paths against their contracts, as the Ingestor checks them at start.
   if (config.bindings !== 'seed') {
     const contracts = new ContractRegistry(dataPaths(data).contracts);

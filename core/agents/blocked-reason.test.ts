@@ -35,6 +35,18 @@ describe('release-blocked-job: which reasons name material', () => {
     ['short: BOLT', true],
     ['shortage of BOLT', true],
     ['short 5 pcs', true],
+    // A reason code written in camel case is words too (v7 took each of these; a first v8 read each
+    // as one unknown word and proposed no release for it).
+    ['MaterialShortage', true],
+    ['OutOfStock', true],
+    ['noStock', true],
+    ['ShortStaffed', false],
+    // The floor's own language: a Norwegian or German word made with "material" (materiale,
+    // materialer, Materialmangel, Materialien) names material, as v7 found it inside them.
+    ['mangler materiale', true],
+    ['venter på materialer', true],
+    ['Materialmangel', true],
+    ['Materialien fehlen', true],
     ['short-staffed', false],
     ['short staffed', false],
     ['short-handed', false],

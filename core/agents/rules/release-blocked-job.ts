@@ -54,8 +54,10 @@ import type { Row } from '../read-only-table.ts';
 /**
  * Whether a blocked reason names material. operations.jobs has no reason codes (`blocked_reason`
  * is free text), so the reason is read as words — letters and digits; hyphens, underscores, colons
- * and spaces part them ("out-of-stock", "MATERIAL_SHORT", "short: BOLT"):
- * - `material(s)`, `stock`, `stockout(s)` name material;
+ * and spaces part them ("out-of-stock", "MATERIAL_SHORT", "short: BOLT"), and so does a capital
+ * after a small letter, a reason code in camel case ("MaterialShortage", "OutOfStock"):
+ * - `material(s)`, `stock`, `stockout(s)` name material, and so does any word that begins with
+ *   `material` (Norwegian `materiale(r)`, German `Materialmangel`, `Materialien`);
  * - `short`, `shortage(s)`, `shortfall` do too, unless the reason names people (`staff`, `staffed`,
  *   `handed`, `crew`, `drivers`, …): "short-staffed", "staff shortage", "short of drivers" are no
  *   material.
@@ -64,8 +66,15 @@ import type { Row } from '../read-only-table.ts';
  * covered it (blocked-reason.test.ts).
  */
 export function materialReason(reason: string): boolean {
-  const words = reason.toLowerCase().split(/[^\p{L}\p{N}]+/u);
-  if (words.some((w) => MATERIAL_WORDS.has(w))) return true;
+  // Camel case parts words too: a reason code "MaterialShortage", "OutOfStock" or "noStock" (read
+  // as one unknown word, such a job was never proposed, though v7 found them).
+  const words = reason
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u);
+  // A word made with "material" names material: Norwegian materiale(r), German Materialmangel,
+  // Materialien — the floor's own language, which v7 matched inside the word.
+  if (words.some((w) => MATERIAL_WORDS.has(w) || w.startsWith('material'))) return true;
   return words.some((w) => SHORT_WORDS.has(w)) && !words.some((w) => PEOPLE_WORDS.has(w));
 }
 const MATERIAL_WORDS = new Set(['material', 'materials', 'stock', 'stockout', 'stockouts']);

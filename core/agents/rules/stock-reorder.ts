@@ -184,8 +184,9 @@ const counted = (r: Record<string, unknown>): boolean => n(r.on_hand) !== null;
  * How far above its reorder point a row's position must be before its open proposal is withdrawn
  * (v9): a tenth of the band between the point and the order-up-to level (5 → 20: 1.5). Small
  * beside the order (which brings the row to orderUpTo, computed from the position it was proposed
- * at: approved at a position within the margin it orders at most the margin more), and it scales
- * with the item's quantities, whole or decimal.
+ * at: approved at a higher position — below the point, or now within the margin — it brings the
+ * row above orderUpTo by that rise, at most the margin more than v8 allowed), and it scales with
+ * the item's quantities, whole or decimal.
  */
 export function withdrawMargin(config: AgentConfig, item: string, location: string): number {
   const { reorderPoint, orderUpTo } = reorderPolicy(config, item, location);

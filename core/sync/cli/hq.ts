@@ -115,11 +115,15 @@ function site(args: ParsedArgs): string {
 
 /**
  * What a disk or a share puts at a folder's root (`lost+found`; Windows' `System Volume
- * Information`, `$RECYCLE.BIN`, `Thumbs.db`, `desktop.ini`; a NAS's `#recycle`, `#snapshot`,
- * `@eaDir`), and hidden files (`.DS_Store`, a put's leftover temporary file): none makes a folder
- * any less an HQ no site has shipped to yet.
+ * Information`, `$RECYCLE.BIN`, an older one's `RECYCLER`, `Thumbs.db`, `desktop.ini`; a NAS's
+ * `#recycle`, `#snapshot`, `@eaDir` (Synology), `@Recycle`, `@Recently-Snapshot` (QNAP),
+ * `~snapshot` (NetApp over SMB); macOS file sharing's `Network Trash Folder`, `Temporary Items`),
+ * and hidden files (`.DS_Store`, a put's leftover temporary file): none makes a folder any less an
+ * HQ no site has shipped to yet (hq-fresh-share.test.ts: the QNAP, NetApp, older Windows and macOS
+ * ones were taken for a mistyped --hq on a fresh share).
  */
-const NOT_FOREIGN = /^(\.|lost\+found$|system volume information$|\$recycle\.bin$|#recycle$|#snapshot$|@eadir$|thumbs\.db$|desktop\.ini$|site_[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.db$)/i;
+const NOT_FOREIGN =
+  /^(\.|lost\+found$|system volume information$|\$recycle\.bin$|recycler$|#recycle$|#snapshot$|@eadir$|@recycle$|@recently-snapshot$|~snapshot$|network trash folder$|temporary items$|thumbs\.db$|desktop\.ini$|site_[A-Za-z0-9][A-Za-z0-9_-]{0,63}\.db$)/i;
 
 /**
  * Throws a usage error (exit 2) when a directory `--hq` with no site's folder holds anything else

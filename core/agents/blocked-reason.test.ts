@@ -47,6 +47,13 @@ describe('release-blocked-job: which reasons name material', () => {
     ['venter på materialer', true],
     ['Materialmangel', true],
     ['Materialien fehlen', true],
+    // The verb "materialise" (to appear, to come about) names no material, in English, Norwegian
+    // (materialisere) or German (materialisieren): the first "begins with material" took these.
+    ['Materialised view not refreshed', false],
+    ['waiting on materialized view', false],
+    ['driver has not materialised', false],
+    ['MaterializationPending', false],
+    ['Materialisierung ausstehend', false],
     ['short-staffed', false],
     ['short staffed', false],
     ['short-handed', false],

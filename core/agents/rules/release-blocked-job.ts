@@ -57,7 +57,9 @@ import type { Row } from '../read-only-table.ts';
  * and spaces part them ("out-of-stock", "MATERIAL_SHORT", "short: BOLT"), and so does a capital
  * after a small letter, a reason code in camel case ("MaterialShortage", "OutOfStock"):
  * - `material(s)`, `stock`, `stockout(s)` name material, and so does any word that begins with
- *   `material` (Norwegian `materiale(r)`, German `Materialmangel`, `Materialien`);
+ *   `material` (Norwegian `materiale(r)`, German `Materialmangel`, `Materialien`) but the verb
+ *   `materialise`/`materialize` and its kin (`materialised view`, `materialisere`,
+ *   `Materialisierung`: to appear, no material);
  * - `short`, `shortage(s)`, `shortfall` do too, unless the reason names people (`staff`, `staffed`,
  *   `handed`, `crew`, `drivers`, …): "short-staffed", "staff shortage", "short of drivers" are no
  *   material.
@@ -73,11 +75,15 @@ export function materialReason(reason: string): boolean {
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u);
   // A word made with "material" names material: Norwegian materiale(r), German Materialmangel,
-  // Materialien — the floor's own language, which v7 matched inside the word.
-  if (words.some((w) => MATERIAL_WORDS.has(w) || w.startsWith('material'))) return true;
+  // Materialien — the floor's own language, which v7 matched inside the word. Not the verb
+  // "materialise" (to appear; materialisere, materialisieren): "Materialised view not refreshed",
+  // "driver has not materialised" name no material.
+  if (words.some((w) => MATERIAL_WORDS.has(w) || (w.startsWith('material') && !MATERIALISE.test(w)))) return true;
   return words.some((w) => SHORT_WORDS.has(w)) && !words.some((w) => PEOPLE_WORDS.has(w));
 }
 const MATERIAL_WORDS = new Set(['material', 'materials', 'stock', 'stockout', 'stockouts']);
+/** The verb "materialise" and its kin in en/nb/de (materialized, materialisere, Materialisierung): no material. */
+const MATERIALISE = /^materiali[sz]/;
 const SHORT_WORDS = new Set(['short', 'shortage', 'shortages', 'shortfall']);
 const PEOPLE_WORDS = new Set(['staff', 'staffed', 'staffing', 'understaffed', 'handed', 'hands', 'people', 'crew', 'personnel', 'labour', 'labor', 'operator', 'operators', 'driver', 'drivers', 'worker', 'workers', 'picker', 'pickers']);
 /** Jobs ahead in the queue cited as evidence beside the job itself. */

@@ -64,7 +64,7 @@ import { PromText } from './metrics.ts';
 import { NO_PROGRESS, progressProperties, readProgress, readSkipped, skippedProperties, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
 import { Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
 import type { TableDefinition } from './seed-tables.ts';
-import { evolveToDefinition } from './site-tables.ts';
+import { checkNewTable, evolveToDefinition } from './site-tables.ts';
 
 export type { TableBudget } from './freshness.ts';
 export { DEFAULT_TABLE_BUDGETS } from './freshness.ts';
@@ -451,6 +451,9 @@ export class Ingestor {
       checkBinding(b, def, { contract: bindingView(o.contracts, b.contract), ...(enrichTable ? { enrichTable } : {}) });
     }
     checkOrderingStreams(o.bindings, [...defs.values()]);
+    // A table of the site's own not on disk yet, given an option value only an earlier version
+    // took (site-tables.ts checkNewTable): refused before any table is made or opened.
+    for (const def of defs.values()) if (def.definedBy !== undefined && !o.catalog.tableExists({ database: o.database, table: def.name })) checkNewTable(def);
 
     o.catalog.createDatabase(o.database, true);
     try {
@@ -469,7 +472,7 @@ export class Ingestor {
       ? def.name === DEAD_LETTERS_TABLE_NAME
         ? upgradeDeadLetters(this.o.catalog.getTable(id))
         : def.definedBy !== undefined
-          ? evolvedToDefinition(this.o.catalog.getTable(id), def)
+          ? evolvedToDefinition(this.o.catalog.getTable(id), def, (m) => this.o.onWarning?.(`ingest: ${m}`))
           : this.o.catalog.getTable(id)
       : this.o.catalog.createTable(id, {
           fields: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })),
@@ -1835,7 +1838,7 @@ function combine(failures: { binding: string; refusal: Refusal }[]): Refusal {
 }
 
 /** A table of the site's own, brought to its definition as ALTER TABLE would (site-tables.ts evolveToDefinition). */
-function evolvedToDefinition(table: Table, def: TableDefinition): Table {
-  evolveToDefinition(table, def);
+function evolvedToDefinition(table: Table, def: TableDefinition, onWarning: (message: string) => void): Table {
+  evolveToDefinition(table, def, true, onWarning);
   return table;
 }

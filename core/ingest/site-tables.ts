@@ -7,11 +7,14 @@
 // as null), descriptions and the options Paimon lets change; any other difference (a column
 // dropped, renamed or retyped, the key or the partition keys, an option fixed at creation) is
 // refused, naming the config entry and the difference, because the table's files, HQ's copy and
-// every engine reading it follow the schema it was made with.
+// every engine reading it follow the schema it was made with. An option value an earlier version
+// took and the store now refuses at creation (EARLIER_VALUES) is judged against the table on disk:
+// its own value is kept with a warning, a new table or an ALTER to it is refused.
 
 import { specDefaultOptions, TableSchema } from '../lsm/schema.ts';
 import type { Table } from '../lsm/table.ts';
 import { applySchemaChanges, type SchemaChange } from '../lsm/schema-change.ts';
+import { parseMemorySize, parseOptions } from '../lsm/options.ts';
 import { isNestedType, parseType, typeToString, withNullable } from '../lsm/types.ts';
 import { checkWritableOptions } from '../lsm/write-options.ts';
 import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
@@ -50,6 +53,58 @@ const REFUSED_OPTIONS: readonly [(key: string) => boolean, string][] = [
   [(k) => k.startsWith('data-file.external-paths'), "a site's table keeps its files in warehouse/site_<id>.db/<table>/, where sync, restore and backups find them"],
   [(k) => k === 'write-only', "the site's writer is the only compaction a site's table gets (Paimon's write-only leaves it to a separate job)"],
 ];
+
+/**
+ * Option values an earlier version took in a definition, and made the site's table with, that the
+ * table store now refuses at creation and ALTER because Java's writers fail on them (core/lsm
+ * DESIGN.md): a `manifest.compression` not spelled as Avro's codec names ('none', 'Deflate',
+ * ' snappy'), a `write-buffer-size` of 0. The table store opens and writes a table made so; a
+ * definition that gives the table's very value matches it and starts with a warning
+ * (`evolveToDefinition`), a new table or an ALTER to such a value is refused (`checkNewTable`,
+ * the ALTER's own check).
+ */
+const EARLIER_VALUES: Readonly<Record<string, (value: string) => boolean>> = {
+  'manifest.compression': (v) => ['deflate', 'snappy', 'null', 'none'].includes(v.trim().toLowerCase()),
+  'write-buffer-size': (v) => {
+    try {
+      return parseMemorySize(v, 'write-buffer-size') === 0;
+    } catch {
+      return false;
+    }
+  },
+};
+
+/**
+ * The options of `options` whose value an earlier version took (EARLIER_VALUES) and the table
+ * store now refuses at creation, each with the store's own words for why and what is expected.
+ */
+function earlierOnlyOptions(options: Readonly<Record<string, string>>): { key: string; value: string; why: string }[] {
+  const out: { key: string; value: string; why: string }[] = [];
+  for (const [key, accepted] of Object.entries(EARLIER_VALUES)) {
+    const value = options[key];
+    if (value === undefined || !accepted(value)) continue;
+    try {
+      parseOptions({ [key]: value }, true, true);
+    } catch (e) {
+      out.push({ key, value, why: (e as Error).message });
+    }
+  }
+  return out;
+}
+
+/**
+ * TableDefinitionError when `def` gives an option value an earlier version took but a new table
+ * may not have (EARLIER_VALUES): checked where the table is made (the Ingestor's open, `config
+ * check` for a table not on disk yet), naming the entry's option and what is expected.
+ */
+export function checkNewTable(def: TableDefinition): void {
+  const first = earlierOnlyOptions(def.options)[0];
+  if (first === undefined) return;
+  throw new TableDefinitionError(
+    `${def.definedBy ?? def.name}.options.${first.key}`,
+    `table '${def.name}' is not on disk yet and cannot be made with it: ${first.why} (an earlier version took it; a table it made so still opens)`,
+  );
+}
 
 /** The keys of a `tables` entry that define a table (besides table, budgetMs, decision, confirmedBy). */
 export const DEFINITION_KEYS = ['comment', 'columns', 'primaryKeys', 'partitionKeys', 'options'] as const;
@@ -239,18 +294,28 @@ export function tableDefinitionsIn(entries: unknown): TableDefinition[] {
   return out;
 }
 
-/** The schema `def` makes a new table with (Paimon's defaults filled in, key columns NOT NULL). */
+/**
+ * The schema `def` makes a new table with (Paimon's defaults filled in, key columns NOT NULL),
+ * checked as the table store checks a new table's, except for the values an earlier version took
+ * (EARLIER_VALUES), which are kept unchecked here: a table may exist with them (`checkNewTable`
+ * refuses them for a new one).
+ */
 export function definitionSchema(def: TableDefinition): TableSchema {
-  return TableSchema.fromSpec(
+  const earlier = Object.fromEntries(earlierOnlyOptions(def.options).map((o) => [o.key, o.value]));
+  const options = Object.fromEntries(Object.entries(def.options).filter(([k]) => earlier[k] === undefined));
+  const schema = TableSchema.fromSpec(
     {
       fields: def.fields.map((f) => (f.description === undefined ? { name: f.name, type: f.type } : { name: f.name, type: f.type, description: f.description })),
       primaryKeys: [...def.primaryKeys],
       partitionKeys: [...def.partitionKeys],
-      options: { ...def.options },
+      options,
       ...(def.comment === undefined ? {} : { comment: def.comment }),
     },
     0,
   );
+  if (Object.keys(earlier).length === 0) return schema;
+  const json = schema.toJson();
+  return new TableSchema({ ...json, options: { ...json.options, ...earlier } }, false);
 }
 
 /**
@@ -268,9 +333,10 @@ const FILLED_OPTIONS = Object.keys(specDefaultOptions(true));
  * keys, or an option that
  * is fixed at creation (merge-engine, bucket, sequence groups, …) is refused with the definition's
  * config key and every difference. Returns the changes (none when the table matches); with `apply`
- * false only checks them (`tilstand config check`).
+ * false only checks them (`tilstand config check`). An option value an earlier version took and the
+ * table has (EARLIER_VALUES) matches, and goes to `onWarning` naming the option and what Java needs.
  */
-export function evolveToDefinition(table: Table, def: TableDefinition, apply = true): SchemaChange[] {
+export function evolveToDefinition(table: Table, def: TableDefinition, apply = true, onWarning?: (message: string) => void): SchemaChange[] {
   const where = def.definedBy ?? def.name;
   const want = definitionSchema(def);
   const have = table.schema;
@@ -352,6 +418,13 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
     throw new TableDefinitionError(
       where,
       `table '${def.name}' exists with columns (${have.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')}) and differs from its definition: ${problems.join('; ')}. A table of the site's own can gain columns at the end and change its descriptions and the options Paimon lets change; for another shape, give the table another name`,
+    );
+  }
+  for (const o of earlierOnlyOptions(def.options)) {
+    if (haveOptions[o.key] !== o.value) continue;
+    onWarning?.(
+      `table ${def.name} (${where}): option '${o.key}' = '${o.value}' is the table's own (an earlier version made it so), so the site goes on with it, but Java's engines fail on it: ${o.why}. ` +
+        `Give the value expected in config.json (the next start sets it on the table, an ALTER); a new table is refused with '${o.value}'`,
     );
   }
   if (apply && changes.length > 0) table.alter(changes);

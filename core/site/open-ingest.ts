@@ -15,7 +15,7 @@ import { DiskBudget, Journal } from '../ingest/journal.ts';
 import { readProgress } from '../ingest/progress.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
 import { SEED_TABLES } from '../ingest/seed-tables.ts';
-import { describeChanges, evolveToDefinition } from '../ingest/site-tables.ts';
+import { checkNewTable, describeChanges, evolveToDefinition } from '../ingest/site-tables.ts';
 import { readRestoreNote } from '../sync/restore.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, siteTableDefinitions, type SiteConfig } from './config.ts';
 import { raiseDataFormat } from './data-format.ts';
@@ -97,13 +97,19 @@ export function openIngestor(config: SiteConfig, parts: Omit<IngestParts, 'inges
  * config check` refuses what `start` would, and says what start will change. Throws core/ingest's
  * TableDefinitionError naming the entry.
  */
-export function checkSiteTablesOnDisk(data: string, config: SiteConfig): { table: string; exists: boolean; changes: string }[] {
+export function checkSiteTablesOnDisk(data: string, config: SiteConfig): { table: string; exists: boolean; changes: string; warnings: string[] }[] {
   const p = dataPaths(data, config.site);
   const catalog = new Catalog(p.warehouse, catalogOptions(config));
-  return siteTableDefinitions(config).map((def) => {
-    const id = { database: p.database!, table: def.name };
-    if (!catalog.tableExists(id)) return { table: def.name, exists: false, changes: '' };
-    return { table: def.name, exists: true, changes: describeChanges(evolveToDefinition(catalog.getTable(id), def, false)) };
+  const defs = siteTableDefinitions(config);
+  const exists = defs.map((def) => catalog.tableExists({ database: p.database!, table: def.name }));
+  // A new table given an option value only an earlier version took is refused, as the Ingestor refuses it (core/ingest checkNewTable).
+  for (const [i, def] of defs.entries()) if (!exists[i]) checkNewTable(def);
+  return defs.map((def, i) => {
+    if (!exists[i]) return { table: def.name, exists: false, changes: '', warnings: [] };
+    // Warnings as start logs them (an option value an earlier version made the table with).
+    const warnings: string[] = [];
+    const changes = describeChanges(evolveToDefinition(catalog.getTable({ database: p.database!, table: def.name }), def, false, (m) => warnings.push(m)));
+    return { table: def.name, exists: true, changes, warnings };
   });
 }
 

@@ -335,8 +335,8 @@ function siteTableLines(c: SiteConfig, tables: ReturnType<typeof checkSiteTables
   const fed = new Set(configBindings(c).map((b) => b.table));
   return tables.map((t) => {
     const what = !t.exists ? 'made at the next start' : t.changes !== '' ? `the next start ${t.changes}` : 'on disk as defined';
-    return `table ${t.table} (the site's own): ${what}${fed.has(t.table) ? '' : '; no binding writes it'}`;
-  });
+    return [`table ${t.table} (the site's own): ${what}${fed.has(t.table) ? '' : '; no binding writes it'}`, ...t.warnings.map((w) => `warning: ${w}`)];
+  }).flat();
 }
 
 /**

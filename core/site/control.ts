@@ -46,7 +46,7 @@ export interface ControlWork {
 export type ControlHandler = (args: Record<string, unknown>, work: ControlWork) => unknown | Promise<unknown>;
 
 /** 'Disconnected': the site closed the connection before it answered (stopped, crashed). */
-export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'NotConfigured' | 'UnknownOp' | 'InvalidArgument' | 'Failed' | 'Timeout' | 'Disconnected';
+export type ControlErrorKind = 'AlreadyRunning' | 'NotRunning' | 'NotConfigured' | 'UnknownOp' | 'InvalidArgument' | 'Corruption' | 'Failed' | 'Timeout' | 'Disconnected';
 
 export class ControlError extends Error {
   readonly kind: ControlErrorKind;

@@ -172,9 +172,10 @@ describe('ingest resumes in place', () => {
     expect(alarm.params).toMatchObject({ resumeStopped: 'damaged' });
     expect(alarm.params).not.toHaveProperty('resumeAtMs');
 
-    // Asked while it still fails: the CLI says so (exit 5), the site stays stopped and journaling.
+    // Asked while it still fails: the CLI says so (exit 4, corruption, as every command says a
+    // damaged file; 5 is a disk that fails), the site stays stopped and journaling.
     const failing = await runMain(['ingest', 'resume', '--data', data]);
-    expect(failing.code).toBe(5);
+    expect(failing.code).toBe(4);
     expect(failing.err).toMatch(/ingest did not resume: .*bad magic/);
     expect(site.ingestor.failure()).not.toBeNull();
     await publish(2);
@@ -186,5 +187,58 @@ describe('ingest resumes in place', () => {
     await until(() => stock().size === 2);
     expect(stock()).toEqual(expected([1, 2]));
     expect(readFileSync(join(data, 'logs', 'site.log'), 'utf8')).toMatch(/ingest resumed in place \(try \d, asked for/);
+  }, 60_000);
+
+  it('goes back to retrying with the backoff when a resume asked for after a damaged file fails on a disk that fails', async () => {
+    const fault = faultyStock();
+    const lines: string[] = [];
+    const { data, site, publish, stock } = await startSite('dt', lines, { first: 300, max: 1200 });
+    fault.set(() => new LsmError('Corruption', 'manifest-x: bad magic (injected)'));
+    await publish(1);
+    await until(() => site.ingestor.failure() !== null);
+    await until(() => site.service.status().alarms.some((a) => a.kind === 'ingest_stopped'));
+    expect(site.service.status().alarms.find((a) => a.kind === 'ingest_stopped')!.params).toMatchObject({ resumeStopped: 'damaged' });
+
+    // The file was restored; now the disk fails (transient): the asked-for try fails, exit 5 (I/O)…
+    fault.set(() => new LsmError('IOError', 'ENOSPC: injected full disk'));
+    const failing = await runMain(['ingest', 'resume', '--data', data]);
+    expect(failing.code).toBe(5);
+    expect(failing.err).toMatch(/ingest did not resume: .*ENOSPC.*; the site tries again at \d{4}-/);
+    // …and the site tries again by itself, with the backoff, as after any error that is no damage.
+    expect(lines.some((l) => /^ingest: resuming in place in \d+ s \(try 2\)/.test(l))).toBe(true);
+    const alarm = site.service.status().alarms.find((a) => a.kind === 'ingest_stopped')!;
+    expect(alarm.params).toMatchObject({ resumeAtMs: expect.any(Number) });
+    expect(alarm.params).not.toHaveProperty('resumeStopped');
+    expect(alarm.message).toMatch(/the site tries to resume it at .*\(the last try failed: .*ENOSPC/);
+    expect(formatStatus(site.status()).find((l) => l.startsWith('INGEST STOPPED'))).toMatch(/the site tries to resume it at/);
+
+    // The disk has room again: the planned try resumes without anyone asking.
+    fault.set(undefined);
+    await until(() => site.ingestor.failure() === null, 400);
+    expect(site.ingestor.failure()).toBeNull();
+    expect(lines.some((l) => /^ingest resumed in place \(try [2-9];/.test(l))).toBe(true);
+    await publish(2);
+    await until(() => stock().size === 2);
+    expect(stock()).toEqual(expected([1, 2]));
+  }, 60_000);
+
+  it('says the planned try, not "restart", from the moment ingest stops (before the tick notes it)', async () => {
+    const fault = faultyStock();
+    const data = join(dir, 'nt');
+    await initDataDir({ data, site: 'nt' });
+    const lines: string[] = [];
+    // A tick that does not come within the test: status and the alarm are read before it.
+    const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, tickMs: 600_000, ingestResumeFirstMs: 600_000, ingestResumeMaxMs: 600_000, log: (l) => void lines.push(l) });
+    closers.push(() => site.stop());
+    fault.set(() => new LsmError('IOError', 'EIO: injected'));
+    await site.ingestor.accept('tilstand/nt/events/inventory/stock', Buffer.from(stockEvent('nt', 1)));
+    expect(() => site.ingestor.commitAll()).toThrow(/EIO/);
+    expect(site.ingestor.failure()).not.toBeNull();
+    const line = formatStatus(site.status()).find((l) => l.startsWith('INGEST STOPPED'));
+    expect(line).toMatch(/the site tries to resume it at/);
+    expect(line).not.toMatch(/restart the site to recover/);
+    const alarm = site.service.status().alarms.find((a) => a.kind === 'ingest_stopped')!;
+    expect(alarm.message).toMatch(/until ingest resumes \(the site tries to resume it at/);
+    expect(alarm.params).toMatchObject({ resumeAtMs: expect.any(Number) });
   }, 60_000);
 });

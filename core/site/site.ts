@@ -1253,7 +1253,7 @@ export class Site {
    * open fails the stopped Ingestor stays (journaling, raising the alarm) and the next try waits
    * twice as long; a damaged file ends the tries. `manual`: asked for (`tilstand ingest resume`).
    */
-  private resumeIngest(why: 'retry' | 'manual'): { resumed: boolean; error?: string } {
+  private resumeIngest(why: 'retry' | 'manual'): { resumed: boolean; error?: string; damaged?: boolean } {
     const old = this.ingest.ingestor;
     const failure = old.failure();
     if (failure === null || this.stopping) return { resumed: false };
@@ -1273,11 +1273,19 @@ export class Site {
       this.log(`ingest: resume in place failed (try ${r.tries}${why === 'manual' ? ', asked for' : ''}): ${describeError(e)}`);
       if (isCorruption(e)) {
         if (r.gaveUp === undefined) this.giveUpResume('the table files are damaged (the reopen failed on a damaged file)');
-      } else if (r.gaveUp === undefined) {
+      } else if (r.gaveUp !== undefined) {
+        // Asked for after a damaged file (no try was planned), and this try failed on something
+        // that is no damage (a full or failing disk): the file was fixed, so the tries go on with
+        // the backoff, from the wait planned at the stop, as after any such error. Before, none
+        // was planned and ingest stayed stopped until someone asked again.
+        r.gaveUp = undefined;
+        this.log('ingest: the try failed on an error that is no damaged file: the site tries to resume in place by itself again, with the backoff');
+        this.scheduleResume();
+      } else {
         r.delayMs = Math.min(r.delayMs * 2, this.resumeBackoff.maxMs);
         this.scheduleResume();
       }
-      return { resumed: false, error: r.lastError };
+      return { resumed: false, error: r.lastError, damaged: isCorruption(e) };
     }
     old.setLetterListener(undefined);
     old.abandon();
@@ -1299,12 +1307,16 @@ export class Site {
     if (this.ingest.ingestor.failure() === null) throw Object.assign(new Error(`ingest is running on ${this.data}: nothing to resume`), { kind: 'Conflict' });
     this.noteIngestFailure();
     const r = this.resumeIngest('manual');
-    if (!r.resumed) throw Object.assign(new Error(`ingest did not resume: ${r.error ?? 'the site is stopping'}${this.resume?.nextAtMs ? `; the site tries again at ${new Date(this.resume.nextAtMs).toISOString()}` : ''}`), { kind: 'Failed' });
+    // A damaged file is kind Corruption (the CLI's exit 4, as every command says damage), any other error Failed (5).
+    if (!r.resumed) throw Object.assign(new Error(`ingest did not resume: ${r.error ?? 'the site is stopping'}${this.resume?.nextAtMs ? `; the site tries again at ${new Date(this.resume.nextAtMs).toISOString()}` : ''}`), { kind: r.damaged ? 'Corruption' : 'Failed' });
     return { resumed: true };
   }
 
   /** What is done about ingest that stopped, for the alarm and `tilstand status`; undefined while it runs. */
   ingestResumeText(): string | undefined {
+    // A failure the tick has not noted yet is noted (and its try planned) here: else, for up to a
+    // tick, status and the alarm said "restart" for ingest the site is about to retry by itself.
+    this.noteIngestFailure();
     const r = this.resume;
     if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
     const last = r.lastError !== undefined ? ` (the last try failed: ${r.lastError})` : '';
@@ -1320,6 +1332,7 @@ export class Site {
    * nothing is planned.
    */
   ingestResumePlan(): { atMs: number } | { stopped: 'damaged' } | undefined {
+    this.noteIngestFailure();
     const r = this.resume;
     if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
     // Every reason to give up is a damaged file (planResume, resumeIngest).

@@ -18,7 +18,8 @@ export function exitCodeOf(e: unknown): number {
   // are sound, so not corruption. A mark that is not numbers is damage (4).
   if (e instanceof DataFormatError) return e.kind === 'TooNew' ? EXIT.usage : EXIT.corruption;
   if (e instanceof SiteError) return e.kind === 'AlreadyRunning' ? EXIT.conflict : e.kind === 'NotInitialized' ? EXIT.notFound : e.kind === 'RestoreUnfinished' ? EXIT.usage : EXIT.io;
-  if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : EXIT.io;
+  // A running site's answer that names a damaged file (`ingest.resume`) is 4, as below.
+  if (e instanceof ControlError) return e.kind === 'InvalidArgument' || e.kind === 'UnknownOp' ? EXIT.usage : e.kind === 'Corruption' ? EXIT.corruption : EXIT.io;
   // Damage is 4 whichever file holds it, as for `tilstand table`, so a script can tell it (restore
   // from HQ) from a disk that fails (5): a table's file, the journal, or site.db, whose SQLite
   // errors come through unwrapped.

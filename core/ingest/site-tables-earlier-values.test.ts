@@ -68,6 +68,26 @@ describe('a site table option value only an earlier version took', () => {
     expect(() => evolveToDefinition(plain, def, false)).toThrow(new RegExp(`option '${key.replace('.', '\\.')}' is (not set|"[^"]*") in the table and "${value}" in the definition: .*${why.source}`));
   });
 
+  // The definition leaves the option out: the store fills in manifest.compression, so a left-out
+  // one is not compared (FILLED_OPTIONS) and the table keeps 'none' (Java fails on it): said as for
+  // a definition that gives the value, not silently kept. write-buffer-size left out is removed (ALTER).
+  it('a definition that leaves manifest.compression out keeps the table\'s earlier value with the warning', () => {
+    const table = madeBefore(new Catalog(join(dir, 'warehouse')), { 'manifest.compression': 'none' });
+    const def = parseTableDefinition(entry({}), 'tables[5]')!;
+    expect(def.options['manifest.compression']).toBeUndefined();
+    const warnings: string[] = [];
+    expect(evolveToDefinition(table, def, false, (m) => warnings.push(m))).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("option 'manifest.compression' = 'none'");
+    expect(warnings[0]).toMatch(/use 'null'/);
+
+    rmSync(join(dir, 'warehouse'), { recursive: true, force: true });
+    const zero = madeBefore(new Catalog(join(dir, 'warehouse')), { 'write-buffer-size': '0' });
+    const removed: string[] = [];
+    expect(evolveToDefinition(zero, def, false, (m) => removed.push(m))).toEqual([{ kind: 'removeOption', key: 'write-buffer-size' }]);
+    expect(removed).toEqual([]);
+  });
+
   it('opens in the Ingestor with the warning in its log and the schema untouched; a new one is refused before any table is made', () => {
     const journal = Journal.open(dir);
     const contracts = new ContractRegistry(join(dir, 'contracts'));

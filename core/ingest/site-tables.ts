@@ -334,7 +334,8 @@ const FILLED_OPTIONS = Object.keys(specDefaultOptions(true));
  * is fixed at creation (merge-engine, bucket, sequence groups, …) is refused with the definition's
  * config key and every difference. Returns the changes (none when the table matches); with `apply`
  * false only checks them (`tilstand config check`). An option value an earlier version took and the
- * table has (EARLIER_VALUES) matches, and goes to `onWarning` naming the option and what Java needs.
+ * table has (EARLIER_VALUES) matches, and goes to `onWarning` naming the option and what Java needs;
+ * so does such a value of an option the store fills in that the definition leaves out (kept).
  */
 export function evolveToDefinition(table: Table, def: TableDefinition, apply = true, onWarning?: (message: string) => void): SchemaChange[] {
   const where = def.definedBy ?? def.name;
@@ -420,8 +421,11 @@ export function evolveToDefinition(table: Table, def: TableDefinition, apply = t
       `table '${def.name}' exists with columns (${have.fields.map((f) => `${f.name} ${typeToString(f.type)}`).join(', ')}) and differs from its definition: ${problems.join('; ')}. A table of the site's own can gain columns at the end and change its descriptions and the options Paimon lets change; for another shape, give the table another name`,
     );
   }
-  for (const o of earlierOnlyOptions(def.options)) {
-    if (haveOptions[o.key] !== o.value) continue;
+  // The table's own earlier value, which no change here replaces: the definition gives that very
+  // value, or leaves out an option the store fills in (manifest.compression, not compared when left
+  // out: FILLED_OPTIONS), which kept it without a word.
+  for (const o of earlierOnlyOptions(haveOptions)) {
+    if (def.options[o.key] !== undefined ? def.options[o.key] !== o.value : optionChanges.some((c) => (c as { key: string }).key === o.key)) continue;
     onWarning?.(
       `table ${def.name} (${where}): option '${o.key}' = '${o.value}' is the table's own (an earlier version made it so), so the site goes on with it, but Java's engines fail on it: ${o.why}. ` +
         `Give the value expected in config.json (the next start sets it on the table, an ALTER); a new table is refused with '${o.value}'`,

@@ -443,7 +443,11 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const own = ownWrites(dest, s, listed);
           if (!args.boolean('force')) refuseOwnWrites(dest, s, own);
           const bar = progressBar(io.stderr);
+          // A damaged tag (an old one torn at HQ) is left out and named below, exit 4: the rest of
+          // the site is pulled — it failed the whole pull, so the analyst got not even the latest.
+          const damaged: SyncError[] = [];
           const r = await mirrorSite(target, s, dest, {
+            onDamagedTag: (_key, e) => damaged.push(e),
             listed,
             refetch: new Set(own.map((f) => `${sitePrefix(s)}${f}`)),
             onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
@@ -451,6 +455,14 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
             onTableCopied: (table, copied) => recordPull(dest, s, table, copied),
           });
           await out.line(`pulled site ${s}: ${r.tables.length} table${r.tables.length === 1 ? '' : 's'}, ${r.files} files (${r.downloadedFiles} downloaded, ${r.downloadedBytes} bytes) into ${dest}`);
+          if (damaged.length > 0) {
+            await out.end(); // the summary line, then the error on stderr
+            const n = damaged.length;
+            throw new SyncError(
+              'Verification',
+              `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not pulled (the rest of the site is): ${damaged.map((e) => e.message.replace(/^HQ's file is damaged: /, '')).join('; ')}`,
+            );
+          }
           break;
         }
         case 'export': {

@@ -69,6 +69,14 @@ export interface MirrorOptions {
    * names (`hq pull --force` over an analyst's `schema-N`, which can have the size of HQ's).
    */
   refetch?: ReadonlySet<string>;
+  /**
+   * Called with a tag JSON at HQ that is damaged (`checkJson`'s Verification error), which is then
+   * left out of the copy — not written, a local copy of it left as it is — instead of failing the
+   * whole mirror: `hq pull` of a site one of whose old tags was torn at HQ got nothing, not even the
+   * latest snapshot. The caller must report it (`hq pull` names each on stderr and exits 4).
+   * Without it a damaged tag fails the mirror, as a damaged snapshot or schema always does.
+   */
+  onDamagedTag?: (key: string, error: SyncError) => void;
 }
 
 export interface MirrorResult {
@@ -205,7 +213,15 @@ export async function mirrorSite(target: SyncTarget, site: string, warehouse: st
     // that syncs between two pages shows a new snapshot or tag (keys after `bucket-*/` and
     // `manifest/`) whose files came after the page that listed those.
     const pointers = await getPointers(target, work.filter((x) => x.key.startsWith(tp) && POINTER.test(rel(x))), tp);
-    for (const [key, bytes] of pointers) checkJson(target, key, bytes);
+    for (const [key, bytes] of pointers) {
+      try {
+        checkJson(target, key, bytes);
+      } catch (e) {
+        if (o.onDamagedTag === undefined || !TAG_KEY.test(key) || !(e instanceof SyncError) || e.kind !== 'Verification') throw e;
+        o.onDamagedTag(key, e);
+        pointers.delete(key);
+      }
+    }
     const listed = await listClean(target, tp);
     const files = listed.filter((x) => !POINTER.test(rel(x)) && !HINT.test(rel(x)));
     for (const f of files) {

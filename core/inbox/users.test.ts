@@ -235,6 +235,20 @@ describe('UserStore', () => {
     await expect(u.add({ name: 'Ola', role: 'viewer', pin: '5937' })).rejects.toMatchObject({ refusal: { code: 'user.exists', params: { name: 'Оla' } } });
   });
 
+  // Sign-in checks a PIN-like secret (4–12 digits) as the PIN whenever the user has one (core/site
+  // service.ts), so a password of 8–12 digits beside a PIN (`tilstand users add --pin --password`)
+  // was stored and never signed in: each try counted as a wrong PIN, five locked the user.
+  it('refuses a password of digits only, PIN-like, beside a PIN: sign-in would take it for the PIN', async () => {
+    const u = store();
+    await expect(u.add({ name: 'kari', role: 'shift_lead', pin: '4711', password: '20261207' })).rejects.toMatchObject({ kind: 'InvalidArgument', field: 'password' });
+    expect(u.get('kari')).toBeUndefined();
+    // Alone, or with a letter in it, or longer than a PIN, it is a password as any.
+    await u.add({ name: 'per', role: 'operator', password: '20261207' });
+    await u.add({ name: 'ola', role: 'operator', pin: '4711', password: '2026120x' });
+    await u.add({ name: 'eva', role: 'operator', pin: '4711', password: '2026120720261207' });
+    expect(await u.verifyPassword('eva', '2026120720261207')).toMatchObject({ ok: true });
+  });
+
   it('verifies PINs and passwords, and stores neither in plaintext', async () => {
     const u = store();
     await u.add({ name: 'kari', role: 'shift_lead', pin: '4711', password: 'correct horse' });
@@ -330,9 +344,10 @@ describe('UserStore', () => {
       await u.add({ name: 'per', role: 'operator', pin: '1357' });
       for (let i = 0; i < 3; i++) await u.verifyPin('ola', '0000');
       now += 20_000;
-      // A restart: the lockout holds, to its end by the wall clock.
+      // A restart: the lockout holds, with the rest last counted (no process looked at it in these
+      // 20 s, so they are not counted: the whole lockout).
       mono = 0;
-      expect(stepped().get('ola')!.lockedUntilMs).toBe(now + 40_000);
+      expect(stepped().get('ola')!.lockedUntilMs).toBe(now + 60_000);
       for (let i = 0; i < 3; i++) await stepped().verifyPin('per', '0000');
       // Off, the clock set back an hour, started again: locked lockoutMs from the start, not an hour more.
       now -= 3600_000;
@@ -342,6 +357,24 @@ describe('UserStore', () => {
       now += 60_001;
       mono += 60_001;
       expect(await restarted.verifyPin('per', '1357')).toMatchObject({ ok: true });
+    });
+    it('a clock stepped forward while the site was off does not end it early: the rest the site counted carries over', async () => {
+      mono = 0;
+      const u = stepped();
+      await u.add({ name: 'ola', role: 'operator', pin: '2468' });
+      for (let i = 0; i < 3; i++) await u.verifyPin('ola', '0000');
+      now += 20_000;
+      mono += 20_000;
+      expect(u.get('ola')!.lockedUntilMs).toBe(now + 40_000); // counted: 40 s left
+      // Off; the clock stepped a day forward (NTP at boot); started again.
+      now += 86_400_000;
+      mono = 0;
+      const restarted = stepped();
+      expect(restarted.get('ola')!.lockedUntilMs).toBe(now + 40_000);
+      expect(await restarted.verifyPin('ola', '2468')).toMatchObject({ ok: false, reason: 'locked' });
+      now += 40_001;
+      mono += 40_001;
+      expect(await restarted.verifyPin('ola', '2468')).toMatchObject({ ok: true });
     });
   });
 

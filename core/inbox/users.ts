@@ -6,7 +6,8 @@
 // (secret-hash.ts); badges are hashed with a per-site salt so they can be looked up by value.
 //
 // Lockout: `failuresMax` wrong PINs/passwords in a row lock the user for `lockoutMs` of real time
-// (a monotonic clock; a step of the wall clock does not lengthen it); a correct one resets the
+// (a monotonic clock, its rest kept in site.db across a restart; a step of the wall clock neither
+// ends nor lengthens it); a correct one resets the
 // count. A locked or disabled user cannot sign in by any means. An admin's reset of a PIN or
 // password is recorded (`secretChangedMs`), and so is a disable (`disabledAtMs`), so that
 // the sessions signed in before either can be ended for good (core/site service.ts). A reset
@@ -283,7 +284,8 @@ CREATE TABLE IF NOT EXISTS users (
   created_at_ms INTEGER NOT NULL,
   last_sign_in_ms INTEGER,
   secret_changed_ms INTEGER,
-  disabled_at_ms INTEGER
+  disabled_at_ms INTEGER,
+  lock_left_ms INTEGER
 );
 CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
@@ -297,6 +299,8 @@ interface Row {
   disabled: number;
   failed_attempts: number;
   locked_until_ms: number | null;
+  /** Real time the lockout has left, as last counted by a process on its monotonic clock (null: none, or a lockout an older version wrote). */
+  lock_left_ms?: number | null;
   created_at_ms: number;
   last_sign_in_ms: number | null;
   secret_changed_ms: number | null;
@@ -352,7 +356,7 @@ interface Counted {
 
 /**
  * A user's lockout as this process sees it: the stored `locked_until_ms` (wall clock) it was seen
- * with, and when it ends on the monotonic clock.
+ * with, which names the lockout, and when it ends on the monotonic clock.
  */
 interface LockSeen {
   untilMs: number;
@@ -407,6 +411,7 @@ export class UserStore {
       const columns = db.prepare('PRAGMA table_info(users)').all() as Array<{ name: string }>;
       if (!columns.some((c) => c.name === 'secret_changed_ms')) db.exec('ALTER TABLE users ADD COLUMN secret_changed_ms INTEGER');
       if (!columns.some((c) => c.name === 'disabled_at_ms')) db.exec('ALTER TABLE users ADD COLUMN disabled_at_ms INTEGER');
+      if (!columns.some((c) => c.name === 'lock_left_ms')) db.exec('ALTER TABLE users ADD COLUMN lock_left_ms INTEGER');
     }).immediate();
     db.prepare("INSERT OR IGNORE INTO site_meta (key, value) VALUES ('badge_salt', ?)").run(randomBytes(16).toString('base64'));
     const salt = db.prepare("SELECT value FROM site_meta WHERE key = 'badge_salt'").pluck().get() as string;
@@ -433,6 +438,12 @@ export class UserStore {
     }
     if (u.pin !== undefined && !PIN.test(u.pin)) throw badPin();
     if (u.password !== undefined && (u.password.length < PASSWORD_CHARS_MIN || u.password.length > SECRET_CHARS_MAX)) throw badPassword();
+    // Sign-in checks a PIN-like secret as the PIN whenever the user has one (core/site service.ts):
+    // such a password beside a PIN would never sign in, each try a wrong PIN toward the lockout.
+    // Only `tilstand users add` gives both (the API's addUser takes one secret), so no refusal code.
+    if (u.pin !== undefined && u.password !== undefined && PIN.test(u.password)) {
+      throw new UserError('InvalidArgument', 'password', `password: ${u.password.length} digits is taken for a PIN at sign-in, and this user has a PIN; give a password with a character other than a digit, or more than 12 digits`);
+    }
     if (u.badge !== undefined && (u.badge.length < BADGE_CHARS_MIN || u.badge.length > SECRET_CHARS_MAX)) {
       throw new UserError('InvalidArgument', 'badge', `badge: expected ${BADGE_CHARS_MIN} to ${SECRET_CHARS_MAX} characters`, { code: 'user.badgeLength', params: { min: BADGE_CHARS_MIN, max: SECRET_CHARS_MAX } });
     }
@@ -547,7 +558,7 @@ export class UserStore {
     }
     const hash = await hashSecret(secret, this.params);
     this.db
-      .prepare('UPDATE users SET pin_hash = ?, password_hash = ?, failed_attempts = 0, locked_until_ms = NULL, secret_changed_ms = MAX(?, COALESCE(secret_changed_ms + 1, 0)) WHERE name = ?')
+      .prepare('UPDATE users SET pin_hash = ?, password_hash = ?, failed_attempts = 0, locked_until_ms = NULL, lock_left_ms = NULL, secret_changed_ms = MAX(?, COALESCE(secret_changed_ms + 1, 0)) WHERE name = ?')
       .run(pinGiven ? hash : null, pinGiven ? null : hash, this.now(), r.name);
     return this.get(r.name)!;
   }
@@ -667,19 +678,20 @@ export class UserStore {
 
   private lock(name: string): SignInResult {
     const until = this.now() + this.lockoutMs;
-    this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = ? WHERE name = ?').run(until, name);
+    this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = ?, lock_left_ms = ? WHERE name = ?').run(until, this.lockoutMs, name);
     this.locks.set(name, { untilMs: until, endMono: this.mono() + this.lockoutMs });
     return { ok: false, reason: 'locked', lockedUntilMs: until };
   }
 
   /**
-   * How long `r`'s lockout lasts yet (ms > 0), or undefined when it is not locked. The stored
-   * `locked_until_ms` is on the wall clock, which a step back (NTP, a clock set by hand) moves
-   * away: the lockout ends after `lockoutMs` of real time instead, on the monotonic clock from
-   * when this process locked the user or first saw the lockout — then by the wall clock (a lockout
-   * from before a restart, or another process's), but never more than `lockoutMs`: a clock set
-   * back while the site was off would lengthen it. One that ends while the wall clock still says
-   * locked is cleared in site.db, so that a restart does not bring it back.
+   * How long `r`'s lockout lasts yet (ms > 0), or undefined when it is not locked. It lasts
+   * `lockoutMs` of real time the site counted, on the monotonic clock of the process that locked
+   * the user or first saw the lockout; the wall clock does not end it (a clock stepped forward,
+   * NTP at boot, ended one early after a restart) nor lengthen it (a step back did, by the step).
+   * What is left is written back (`lock_left_ms`, only ever down) whenever a process looks, so a
+   * restart goes on from the rest last counted: the time the site was off, or ran since its last
+   * look at the lockout, is not counted. A lockout an older version wrote (no `lock_left_ms`) lasts
+   * by the wall clock, at most `lockoutMs`. One that ended is cleared in site.db.
    */
   private lockLeftMs(r: Row): number | undefined {
     if (r.locked_until_ms === null) {
@@ -687,15 +699,19 @@ export class UserStore {
       return undefined;
     }
     const until = Number(r.locked_until_ms);
+    const stored = r.lock_left_ms === null || r.lock_left_ms === undefined ? null : Number(r.lock_left_ms);
     const nowMono = this.mono();
     let seen = this.locks.get(r.name);
     if (seen?.untilMs !== until) {
-      seen = { untilMs: until, endMono: nowMono + Math.min(until - this.now(), this.lockoutMs) };
+      seen = { untilMs: until, endMono: nowMono + Math.min(stored ?? until - this.now(), this.lockoutMs) };
       this.locks.set(r.name, seen);
     }
     const left = seen.endMono - nowMono;
-    if (left > 0) return left;
-    if (until > this.now()) this.db.prepare('UPDATE users SET locked_until_ms = NULL WHERE name = ? AND locked_until_ms = ?').run(r.name, until);
+    if (left > 0) {
+      if (stored === null || left < stored) this.db.prepare('UPDATE users SET lock_left_ms = MIN(COALESCE(lock_left_ms, ?), ?) WHERE name = ? AND locked_until_ms = ?').run(left, left, r.name, until);
+      return left;
+    }
+    this.db.prepare('UPDATE users SET locked_until_ms = NULL, lock_left_ms = NULL WHERE name = ? AND locked_until_ms = ?').run(r.name, until);
     return undefined;
   }
 
@@ -707,7 +723,7 @@ export class UserStore {
   }
 
   private succeed(name: string): SignInResult {
-    this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = NULL, last_sign_in_ms = ? WHERE name = ?').run(this.now(), name);
+    this.db.prepare('UPDATE users SET failed_attempts = 0, locked_until_ms = NULL, lock_left_ms = NULL, last_sign_in_ms = ? WHERE name = ?').run(this.now(), name);
     return { ok: true, user: this.get(name)! };
   }
 

@@ -33,6 +33,17 @@ describe('numbers in a sentence', () => {
 
   // A release's risk reason names each location's reorder point ("A: 5"): in the same format as
   // the numbers around it, not a text with the number written in.
+  // A site's own rule file may pass an id as a number (a door, an order number from an INT
+  // column); under `{name:data}` it is the site's data, as stored: "20 261 207" was no order's id.
+  it('a number under a data mark is the value as stored, quoted as data, never grouped or given a decimal comma', () => {
+    const templates = { ...CATALOG, 'mine.order': { en: 'order {order:data} for {qty}', nb: 'ordre {order:data} for {qty}', de: 'Auftrag {order:data} für {qty}' } };
+    const order = (lang: (typeof MESSAGE_LANGS)[number]) => renderMessage(msg('mine.order', { order: 20261207, qty: 1234.5 }), templates, lang);
+    expect(order('nb')).toBe(`ordre «20261207» for 1${NBSP}234,5`);
+    expect(order('de')).toBe('Auftrag „20261207“ für 1.234,5');
+    expect(order('en')).toBe('order 20261207 for 1234.5');
+    expect(renderMessage(msg('mine.order', { order: [1207, 3.5], qty: 1 }), templates, 'de')).toBe('Auftrag „1207“, „3.5“ für 1');
+  });
+
   it("in a release's reorder points by location too", () => {
     const site = new TestSite();
     try {

@@ -8,10 +8,12 @@
 // Templates: `{name}` is the parameter `name`. A parameter that is itself a message (`msg(…)`)
 // is rendered in the same language; an array is joined with ", "; a string as it is; a number in
 // nb and de in the language's number format, as the floor UI writes numbers (`numberText`:
-// "−18", "1 234,5", "1.234,5"), in English as it always was (the record). `{name:data}` is a
-// value of the site's own data (a capability, a blocked reason, a status or kind the catalog has
-// no word for): a string there is shown as data, in the language's quotation marks (`DATA_QUOTES`:
-// «pick», „pick“; none in English, the record), never translated; a message there (a value the
+// "−18", "1 234,5", "1.234,5"), in English as it always was (the record): an unmarked number is a
+// quantity. `{name:data}` is a value of the site's own data (a capability, a blocked reason, a
+// status or kind the catalog has no word for, an id): a string or a number there is shown as data,
+// as stored, in the language's quotation marks (`DATA_QUOTES`: «pick», «20261207», „pick“; none in
+// English, the record), never translated, grouped or given a decimal comma (an order number
+// 20261207 that a rule file passes as a number read "20 261 207" in nb); a message there (a value the
 // catalog knows, "unknown capability") is words, unquoted. A template names the same parameters,
 // with the same marks, in every language (tested), so a message that renders in English renders
 // in all of them. A stored message whose id or parameter a later version no
@@ -157,9 +159,11 @@ function paramText(v: Json | undefined, templates: MessageTemplates, lang: Messa
     const parts = v.map((x) => paramText(x, templates, lang, data));
     return parts.some((p) => p === undefined) ? undefined : parts.join(', ');
   }
-  if (typeof v === 'number') return numberText(v, lang);
+  // A number marked as data (an id a site's rule passes as a number: a door, an order number) is
+  // the site's data as stored, quoted as a string there is; an unmarked one is a quantity.
+  if (typeof v === 'number' && !data) return numberText(v, lang);
   if (typeof v === 'object') return undefined;
-  const [open, close] = data && typeof v === 'string' ? DATA_QUOTES[lang] : ['', ''];
+  const [open, close] = data && (typeof v === 'string' || typeof v === 'number') ? DATA_QUOTES[lang] : ['', ''];
   return `${open}${String(v)}${close}`;
 }
 

@@ -1371,6 +1371,8 @@ export class Ingestor {
       let done = 0;
       const notOpen: string[] = [];
       for await (const { part, named, total } of this.deadLetterSlices(ids, o)) {
+        // The event loop turned before this slice: stopped or closed meanwhile, nothing is written.
+        this.checkRunning();
         const { letters, notOpen: closed } = this.openLetters(part);
         // An alike letter closed meanwhile (replayed or dismissed by someone else) was not asked for by name.
         notOpen.push(...closed.filter((p) => named.has(p)));

@@ -17,7 +17,7 @@
 
 import { checkValue, typeToString, valueFromJson, valuesEqual, type DataField, type DataType } from '../lsm/types.ts';
 import { FORBIDDEN_KEYS, isObject, NAME_PATTERN, OPS, refuse, type Envelope, type Op, type Refusal } from './envelope.ts';
-import { CONTRACT_NAME, inexactNumber, type Contract } from './contracts.ts';
+import { beyondFloatRange, CONTRACT_NAME, inexactNumber, type Contract } from './contracts.ts';
 import { fastConverter, NO_FAST, type FastConvert } from './fast-values.ts';
 import { sequenceGroups, type TableDefinition } from './seed-tables.ts';
 
@@ -684,6 +684,8 @@ function applyCompiled(c: CompiledBinding, envelope: Envelope): ApplyResult | un
       // A source extra no contract checked, as a number JSON.parse may have rounded (BIGINT,
       // DECIMAL): refused by the generic path (only here, off the typed fast case: no cost there).
       if (col.root === 'source' && typeof json === 'number' && inexactNumber(col.type, json) !== undefined) return undefined;
+      // A number beyond a FLOAT or DOUBLE column's range, from any path: refused by the generic path.
+      if (typeof json === 'number' && beyondFloatRange(col.type, json) !== undefined) return undefined;
       // Not a typed fast case: the generic conversion (valueFromJson checks what it returns); a
       // failure goes back to the generic path, which makes the refusal.
       try {
@@ -725,6 +727,9 @@ export function applyBindingGeneric(
       } else if (typeof json === 'number' && from.startsWith('source.') && (inexact = inexactNumber(field.type, json)) !== undefined) {
         // A source extra: no contract checked it, so the exactness check the contract's fields
         // get is made here (CONTRACTS.md §1): 9007199254740993 arrived as …992 and was written.
+        return refuse('unfit_for_table', `binding '${name}': ${from} → column '${column}' (${typeToString(field.type)}): ${inexact}`, from);
+      } else if (typeof json === 'number' && (inexact = beyondFloatRange(field.type, json)) !== undefined) {
+        // From any path: a DOUBLE field's 1e39 bound to a FLOAT column is an infinity in its file.
         return refuse('unfit_for_table', `binding '${name}': ${from} → column '${column}' (${typeToString(field.type)}): ${inexact}`, from);
       } else {
         value = valueFromJson(field.type, json, column);

@@ -150,7 +150,8 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
 }
 
 /**
- * Why a JSON number for a BIGINT or DECIMAL field may not be what the module wrote, or undefined.
+ * Why a JSON number for a BIGINT or DECIMAL field may not be what the module wrote, or undefined
+ * (for a FLOAT or DOUBLE: one beyond its range, `beyondFloatRange`).
  * JSON.parse keeps about 15 significant digits: 12345678901234567.89 arrives as 12345678901234568
  * and 9007199254740993 as 9007199254740992. The text is gone by now, so what is refused is every
  * number that a longer text could have been rounded to: an integer beyond ±2^53 (BIGINT, DECIMAL)
@@ -159,7 +160,10 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
  * Their JSON form beyond that is a string (CONTRACTS.md), which is read exactly.
  */
 export function inexactNumber(t: DataType, n: number): string | undefined {
-  if (!Number.isFinite(n)) return undefined;
+  if (t.root === 'FLOAT' || t.root === 'DOUBLE') return beyondFloatRange(t, n);
+  // 1e400 for an integer or DECIMAL: refused by valueFromJson too, but as "got Infinity", a value
+  // the module never sent.
+  if (!Number.isFinite(n)) return Number.isNaN(n) || !EXACT_ROOTS.has(t.root) ? undefined : `a JSON number beyond DOUBLE's range (±${Number.MAX_VALUE}) is read as ${n}`;
   const read = String(n);
   if (t.root === 'BIGINT') {
     if (!Number.isInteger(n) || Number.isSafeInteger(n)) return undefined;
@@ -168,6 +172,26 @@ export function inexactNumber(t: DataType, n: number): string | undefined {
   if (t.root !== 'DECIMAL') return undefined;
   const what = Math.abs(n) > Number.MAX_SAFE_INTEGER ? `beyond ±${Number.MAX_SAFE_INTEGER}` : significantDigits(read) > 15 ? 'of more than 15 significant digits' : undefined;
   if (what !== undefined) return `a JSON number ${what} is not read exactly (read as ${read}); send ${typeToString({ ...t, nullable: true })} as a string`;
+  return undefined;
+}
+
+const FLOAT_MAX = 3.4028234663852886e38;
+const EXACT_ROOTS: ReadonlySet<string> = new Set(['TINYINT', 'SMALLINT', 'INT', 'BIGINT', 'DECIMAL']);
+
+/**
+ * Why a JSON number for a FLOAT or DOUBLE is not a value of it, or undefined. JSON has no Infinity:
+ * a number read as ±Infinity was a literal beyond DOUBLE's range (1e400), which JSON.parse reads
+ * so without a word; a finite one beyond FLOAT's range becomes ±Infinity in a FLOAT column's file
+ * (float32). Either put an infinity in the row the module never sent. The text forms "Infinity",
+ * "-Infinity" and "NaN" (core/lsm valueFromJson) say it when it is meant. A number too small for
+ * the type rounds towards 0 as any float does, and is taken.
+ */
+export function beyondFloatRange(t: DataType, n: number): string | undefined {
+  if ((t.root !== 'FLOAT' && t.root !== 'DOUBLE') || Number.isNaN(n)) return undefined;
+  if (!Number.isFinite(n)) return `a JSON number beyond DOUBLE's range (±${Number.MAX_VALUE}) is read as ${n}; send "${n}" as text if that is meant`;
+  if (t.root === 'FLOAT' && Math.abs(n) > FLOAT_MAX && !Number.isFinite(Math.fround(n))) {
+    return `a JSON number beyond FLOAT's range (±${FLOAT_MAX}), got ${n}; send "${n < 0 ? '-' : ''}Infinity" as text if that is meant`;
+  }
   return undefined;
 }
 

@@ -53,8 +53,11 @@ function makeFast(t: DataType): FastConvert {
       // Every safe integer fits a 64-bit bigint.
       return (j) => (typeof j === 'number' && Number.isSafeInteger(j) ? BigInt(j) : NO_FAST);
     case 'FLOAT':
+      // Beyond FLOAT's range (an infinity in the file) or DOUBLE's (1e400, read as Infinity): the
+      // generic path refuses it (contracts.ts beyondFloatRange).
+      return (j) => (typeof j === 'number' && Number.isFinite(Math.fround(j)) ? j : NO_FAST);
     case 'DOUBLE':
-      return (j) => (typeof j === 'number' ? j : NO_FAST);
+      return (j) => (typeof j === 'number' && Number.isFinite(j) ? j : NO_FAST);
     case 'BOOLEAN':
       return (j) => (typeof j === 'boolean' ? j : NO_FAST);
     default:

@@ -47,9 +47,12 @@ describe('tilstand start: a signal that comes twice, a console that goes away', 
     expect(out, `stderr:\n${err}`).toContain('stop with Ctrl-C');
 
     // A moment apart, as npm's forwarded copy comes after the terminal's (two at the same instant
-    // are one to the kernel).
+    // are one to the kernel): the second once the first was taken — 30 ms apart, on a loaded
+    // machine the child had not run between them, and the two were one.
     child.kill(first);
-    await new Promise((r) => setTimeout(r, 30));
+    const taken = Date.now() + 10_000;
+    while (Date.now() < taken && !out.includes(`received ${first}; stopping`) && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+    expect(out, `stderr:\n${err}`).toContain(`received ${first}; stopping`);
     child.kill(second);
     const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
     expect(code, `stdout:\n${out}\nstderr:\n${err}`).toBe('0');

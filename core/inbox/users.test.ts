@@ -376,6 +376,53 @@ describe('UserStore', () => {
       mono += 40_001;
       expect(await restarted.verifyPin('ola', '2468')).toMatchObject({ ok: true });
     });
+    // The rest is written back to site.db when a process looks; every look wrote (a locked user's
+    // tries, a users list each millisecond later than the last), where a look at a lockout wrote
+    // nothing before: guesses sent at a locked user made one site.db write each.
+    it('looks at a lockout write its rest to site.db at most about once a second, however many', async () => {
+      mono = 0;
+      const u = stepped();
+      await u.add({ name: 'ola', role: 'operator', pin: '2468' });
+      for (let i = 0; i < 3; i++) await u.verifyPin('ola', '0000');
+      const changes = () => Number(db.prepare('SELECT total_changes()').pluck().get());
+      const before = changes();
+      for (let i = 0; i < 400; i++) {
+        mono += 5; // 400 tries in 2 s
+        expect(await u.verifyPin('ola', '2468')).toMatchObject({ reason: 'locked' });
+        u.list();
+      }
+      expect(changes() - before).toBeLessThanOrEqual(3);
+      // What was written still carries over a restart, to within the second.
+      now += 2_000;
+      const restarted = store({ monotonicMs: () => 0 });
+      expect(restarted.get('ola')!.lockedUntilMs).toBeGreaterThanOrEqual(now + 58_000);
+      expect(restarted.get('ola')!.lockedUntilMs).toBeLessThanOrEqual(now + 59_000);
+    });
+
+    // The write-back is a record for a restart, not what the answer rests on: site.db refusing
+    // writes for a moment (a full disk, another process's write, a read-only remount) made a
+    // locked user's sign-in and the users list throw, where they only read before.
+    it('a site.db that refuses writes for a moment does not make a look at a lockout fail', async () => {
+      mono = 0;
+      const u = stepped();
+      await u.add({ name: 'ola', role: 'operator', pin: '2468' });
+      for (let i = 0; i < 3; i++) await u.verifyPin('ola', '0000');
+      db.pragma('query_only = ON');
+      try {
+        mono += 20_000;
+        expect(u.get('ola')!.lockedUntilMs).toBe(now + 40_000);
+        expect(u.list().map((x) => x.lockedUntilMs)).toEqual([now + 40_000]);
+        expect(await u.verifyPin('ola', '2468')).toMatchObject({ ok: false, reason: 'locked' });
+        mono += 40_001; // ended, its end not written
+        expect(u.get('ola')!.lockedUntilMs).toBeNull();
+      } finally {
+        db.pragma('query_only = OFF');
+      }
+      // Writes taken again: the next look clears it in site.db, and the right PIN signs in.
+      expect(u.get('ola')!.lockedUntilMs).toBeNull();
+      expect(db.prepare("SELECT locked_until_ms FROM users WHERE name = 'ola'").pluck().get()).toBeNull();
+      expect(await u.verifyPin('ola', '2468')).toMatchObject({ ok: true });
+    });
   });
 
   it('guesses sent side by side count before their hashes finish: no more than failuresMax run, and the right one among them does not lift the lockout', async () => {

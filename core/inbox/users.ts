@@ -290,6 +290,9 @@ CREATE TABLE IF NOT EXISTS users (
 CREATE TABLE IF NOT EXISTS site_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
+/** How much a lockout's rest must have dropped since the rest in site.db before a look writes it again. */
+const LOCK_LEFT_STEP_MS = 1_000;
+
 interface Row {
   name: string;
   role: Role;
@@ -708,11 +711,31 @@ export class UserStore {
     }
     const left = seen.endMono - nowMono;
     if (left > 0) {
-      if (stored === null || left < stored) this.db.prepare('UPDATE users SET lock_left_ms = MIN(COALESCE(lock_left_ms, ?), ?) WHERE name = ? AND locked_until_ms = ?').run(left, left, r.name, until);
+      // Written once it is LOCK_LEFT_STEP_MS below the rest in site.db (a restart gives back at most
+      // that much more): a write per look made every guess at a locked user, and every users list,
+      // a site.db write.
+      if (stored === null || stored - left >= LOCK_LEFT_STEP_MS) {
+        this.recordLock('UPDATE users SET lock_left_ms = MIN(COALESCE(lock_left_ms, ?), ?) WHERE name = ? AND locked_until_ms = ?', left, left, r.name, until);
+      }
       return left;
     }
-    this.db.prepare('UPDATE users SET locked_until_ms = NULL, lock_left_ms = NULL WHERE name = ? AND locked_until_ms = ?').run(r.name, until);
+    this.recordLock('UPDATE users SET locked_until_ms = NULL, lock_left_ms = NULL WHERE name = ? AND locked_until_ms = ?', r.name, until);
     return undefined;
+  }
+
+  /**
+   * A look's write of a lockout's rest or end (`lockLeftMs`): a record for a restart, not what the
+   * answer rests on, so site.db refusing writes for a moment (full, busy past its timeout, read-only)
+   * leaves it to the next look instead of failing a sign-in's refusal or the users list, which
+   * only read before the rest was kept.
+   */
+  private recordLock(sql: string, ...params: unknown[]): void {
+    try {
+      this.db.prepare(sql).run(...params);
+    } catch (e) {
+      const code = String((e as { code?: unknown }).code ?? '');
+      if (!/^SQLITE_(READONLY|BUSY|LOCKED|FULL)/.test(code)) throw e;
+    }
   }
 
   private blocked(r: Row): SignInResult | undefined {

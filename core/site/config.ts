@@ -7,8 +7,8 @@
 // Invariants: a parsed config's site id is a safe name (no '..', slash or control character, and
 // usable in MQTT topics and folder names); every table name is a safe name; ports are 0..65535.
 
-import { readFileSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { readFileSync, promises as fsPromises } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { repeatedKeyPath } from '../lsm/json-keys.ts';
@@ -643,17 +643,62 @@ export function checkStartRules(c: SiteConfig): void {
  * of `data` (the stand-in HQ a new demo syncs to, DEMO_HQ_DIR). Undefined for any other target
  * (an s3:// one, or text that is no target, which `targetProblem` names).
  */
-export function hqInDataProblem(data: string, text: string, allowed: string | undefined): string | undefined {
+export function hqInDataProblem(data: string, text: string, allowed: string | undefined, real: ((path: string) => string) | undefined = realFolder): string | undefined {
   const d = targetDescription(text);
   if (d === undefined || !d.startsWith('dir:')) return undefined;
   const root = d.slice('dir:'.length);
-  for (const [dd, hq] of [[resolve(data), root], [realFolder(data), realFolder(root)]] as const) {
+  const pairs: (readonly [string, string])[] = [[resolve(data), root]];
+  if (real !== undefined) pairs.push([real(data), real(root)]);
+  for (const [dd, hq] of pairs) {
     const rel = relative(dd, hq);
     if (allowed !== undefined && rel === allowed) continue;
     if (rel === '') return `${text} is the site's data directory itself; HQ is a directory outside it`;
     if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return `${text} is inside the site's data directory ${data}; HQ is a directory outside it`;
   }
   return undefined;
+}
+
+/**
+ * `hqInDataProblem` as start makes it (Site.open): the links resolved off the event loop, waiting
+ * at most `waitMs`. HQ's folder may be a share that does not answer (a hard NFS mount whose server
+ * is down), and the synchronous resolve held the start, before the broker listened, for as long:
+ * the site did not come up while HQ was unreachable. Past the wait (`onSlow` says so) the paths are
+ * compared as written only; `config check` and `sync now` compare them resolved as well.
+ * `realpath` is for tests.
+ */
+export async function hqInDataProblemWithin(
+  data: string,
+  text: string,
+  allowed: string | undefined,
+  waitMs: number,
+  onSlow: (line: string) => void,
+  realpath: (path: string) => Promise<string> = (path) => fsPromises.realpath(path),
+): Promise<string | undefined> {
+  const d = targetDescription(text);
+  if (d === undefined || !d.startsWith('dir:')) return undefined;
+  const root = d.slice('dir:'.length);
+  // realFolder's walk: the real path of the nearest existing folder, the rest of the path below it.
+  const realOf = async (path: string): Promise<string> => {
+    const rest: string[] = [];
+    for (let p = resolve(path); ; p = dirname(p)) {
+      try {
+        return join(await realpath(p), ...rest.reverse());
+      } catch {
+        if (dirname(p) === p) return resolve(path);
+        rest.push(basename(p));
+      }
+    }
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), waitMs)));
+  const both = await Promise.race([Promise.all([realOf(data), realOf(root)]), late]);
+  clearTimeout(timer);
+  if (both === undefined) {
+    onSlow(`HQ's folder ${root} did not answer within ${waitMs / 1000} s (a share that does not answer?): whether it lies in the data directory through a link was not checked at this start (\`tilstand config check\` checks it)`);
+    return hqInDataProblem(data, text, allowed, undefined);
+  }
+  const [realData, realHq] = both;
+  return hqInDataProblem(data, text, allowed, (path) => (path === data ? realData : realHq));
 }
 
 /** config.json as its JSON says, before validation and defaults. */

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runMain } from './cli/test-support.ts';
-import { ConfigError } from './config.ts';
+import { ConfigError, hqInDataProblemWithin } from './config.ts';
 import { DEMO_HQ_DIR } from './demo/site.ts';
 import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
@@ -71,4 +71,35 @@ describe('an HQ directory in the data directory', () => {
     const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, log: () => undefined });
     await site.stop();
   }, 60_000);
+});
+
+describe('start resolves HQ\'s links off the event loop, within a wait', () => {
+  // HQ's folder on a share that does not answer (a hard NFS mount whose server is down): the
+  // synchronous resolve held the start, before the broker listened, for as long as the share hung.
+  const hangs = (path: string): Promise<string> => (path.startsWith('/hq-share') ? new Promise<string>(() => {}) : Promise.resolve(path));
+
+  it('a folder that does not answer is compared as written after the wait, and said', async () => {
+    const said: string[] = [];
+    const started = performance.now();
+    const r = await hqInDataProblemWithin('/srv/tilstand-data', '/hq-share/warehouse', undefined, 200, (l) => said.push(l), hangs);
+    expect(r).toBeUndefined();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain('/hq-share/warehouse did not answer within 0.2 s');
+  });
+
+  it('refuses an HQ in the data directory as written even when the links do not resolve in time', async () => {
+    const never = (): Promise<string> => new Promise<string>(() => {});
+    const r = await hqInDataProblemWithin('/srv/tilstand-data', '/srv/tilstand-data/warehouse', undefined, 100, () => undefined, never);
+    expect(r).toContain('is inside the site\'s data directory');
+  });
+
+  it('refuses one through a link when the links resolve', async () => {
+    const data = join(dir, 'within-data');
+    initDataDir({ data, site: 'north', admin: { name: 'admin', pin: '4827' }, scrypt });
+    const link = join(dir, 'within-link');
+    symlinkSync(join(data, 'warehouse'), link);
+    const r = await hqInDataProblemWithin(data, link, DEMO_HQ_DIR, 2_000, () => undefined);
+    expect(r).toContain('is inside the site\'s data directory');
+  });
 });

@@ -37,7 +37,7 @@ import { LetterNotices } from '../ingest/letter-notices.ts';
 import { MqttSource } from '../ingest/mqtt-source.ts';
 import type { DiskBudget } from '../ingest/journal.ts';
 import { PromText } from '../ingest/metrics.ts';
-import { bindingConfigError, checkStartRules, hqInDataProblem, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, reorderPolicyHeld, type SiteAgentConfig, type SiteConfig } from './config.ts';
+import { bindingConfigError, checkStartRules, hqInDataProblemWithin, configBindings, dataPaths, decisionOptions, externalBrokerModules, inboxBudget, LIVE_CONFIG_SECTIONS, loadSiteRuleFiles, readConfig, siteTableNames, reorderPolicyEdit, reorderPolicyHeld, type SiteAgentConfig, type SiteConfig } from './config.ts';
 import { ControlError, ControlServer, socketAnswers, type ControlHandler } from './control.ts';
 import { internalClientTls } from './internal-client-tls.ts';
 import { runDemoModules, readModuleSecrets, type DemoModules } from './demo/run.ts';
@@ -122,6 +122,8 @@ const RESTORE_RESYNC_REPEAT_MS = 30_000;
 /** After ingest stopped, the first try to resume it in place; each next one waits twice as long, at most INGEST_RESUME_MAX_MS. */
 const INGEST_RESUME_FIRST_MS = 30_000;
 const INGEST_RESUME_MAX_MS = 600_000;
+/** How long start waits for HQ's folder to resolve its links (hqInDataProblemWithin) before it compares the paths as written only. */
+const HQ_RESOLVE_WAIT_MS = 2_000;
 /** How often a site whose sync lock another process holds tries to take it. */
 const SYNC_LOCK_RETRY_MS = 10_000;
 
@@ -461,7 +463,8 @@ export class Site {
         throw new ConfigError(o.hq ? '--hq' : 'hq.target', (e as Error).message);
       }
       // Not the data directory or a folder of it, also through a link (as `sync now` refuses it).
-      const inData = hqInDataProblem(this.data, hqTarget, DEMO_HQ_DIR);
+      // Resolved off the event loop, at most HQ_RESOLVE_WAIT_MS: a share that hangs must not hold the start.
+      const inData = await hqInDataProblemWithin(this.data, hqTarget, DEMO_HQ_DIR, HQ_RESOLVE_WAIT_MS, (l) => this.log(`sync: ${l}`));
       if (inData !== undefined) throw new ConfigError(o.hq ? '--hq' : 'hq.target', inData);
     }
     const { ingestor } = this.ingest;

@@ -227,7 +227,7 @@ function refuseHqInData(data: string, target: SyncTarget, from: string, allowed:
   for (const [d, hq] of [[data, target.root], [realFolder(data), realFolder(target.root)]] as const) {
     const rel = relative(d, hq);
     // The demo's stand-in HQ (<data>/demo-hq) is in the data directory by design.
-    if (allowed !== undefined && rel === allowed) return;
+    if (allowed !== undefined && rel === allowed) continue;
     if (rel === '') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
     if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
   }

@@ -91,6 +91,10 @@ describe('sync now --hq <a link to a folder inside the data directory>', () => {
       symlinkSync(fx.data, dataLink);
       const viaLink = await sync('now', '--data', dataLink, '--hq', join(fx.data, 'warehouse'));
       expect([viaLink.code, viaLink.out]).toEqual([2, '']);
+      // <data>/demo-hq is allowed as written, but not when it is a link into the warehouse.
+      symlinkSync(join(fx.data, 'warehouse'), join(fx.data, 'demo-hq'));
+      const demoLink = await runCli((argv, io) => runSync(argv, io, { hqFolderInData: 'demo-hq' }), ['now', '--data', fx.data, '--hq', join(fx.data, 'demo-hq')]);
+      expect([demoLink.code, demoLink.out]).toEqual([2, '']);
     } finally {
       rmSync(fx.data, { recursive: true, force: true });
     }

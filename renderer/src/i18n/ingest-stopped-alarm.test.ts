@@ -55,9 +55,9 @@ describe('alarmText: ingest_stopped with what the site does about it', () => {
   });
 
   it('says a damaged file is not tried again and what resumes it, in every language', () => {
-    expect(alarmText('en', damaged)).toBe(`ingest stopped: ${failure}; events are only journaled: the site does not try again with a damaged table file; once the file is fixed or restored, \`tilstand ingest resume\` or a restart resumes ingest`);
-    expect(alarmText('nb', damaged)).toBe(`innlesingen har stoppet: ${failure}; hendelser lagres bare i journalen: anlegget prøver ikke igjen med en skadet tabellfil; når filen er reparert eller gjenopprettet, fortsetter innlesingen med \`tilstand ingest resume\` eller en omstart`);
-    expect(alarmText('de', damaged)).toBe(`Einlesen gestoppt: ${failure}; Ereignisse werden nur im Journal gespeichert: bei einer beschädigten Tabellendatei versucht es der Standort nicht erneut; ist die Datei repariert oder wiederhergestellt, setzt \`tilstand ingest resume\` oder ein Neustart das Einlesen fort`);
+    expect(alarmText('en', damaged)).toBe(`ingest stopped: ${failure}; events are only journaled: the site does not try again with a damaged table file; once the file is fixed or restored, “tilstand ingest resume” or a restart resumes ingest`);
+    expect(alarmText('nb', damaged)).toBe(`innlesingen har stoppet: ${failure}; hendelser lagres bare i journalen: anlegget prøver ikke igjen med en skadet tabellfil; når filen er reparert eller gjenopprettet, fortsetter innlesingen med «tilstand ingest resume» eller en omstart`);
+    expect(alarmText('de', damaged)).toBe(`Einlesen gestoppt: ${failure}; Ereignisse werden nur im Journal gespeichert: bei einer beschädigten Tabellendatei versucht es der Standort nicht erneut; ist die Datei repariert oder wiederhergestellt, setzt „tilstand ingest resume“ oder ein Neustart das Einlesen fort`);
   });
 
   it('an older site without the values keeps today’s wording', () => {

@@ -361,7 +361,7 @@ const en = {
   // What the site does about it (params resumeAtMs — {resumeAt}, formatClock — or resumeStopped
   // 'damaged'); a site without them gets the line above (nb, de) or its own message (en).
   'alarm.ingest_stopped.resumeAt': 'ingest stopped: {failure}; events are only journaled until ingest resumes: the site tries again at {resumeAt}',
-  'alarm.ingest_stopped.damaged': 'ingest stopped: {failure}; events are only journaled: the site does not try again with a damaged table file; once the file is fixed or restored, `tilstand ingest resume` or a restart resumes ingest',
+  'alarm.ingest_stopped.damaged': 'ingest stopped: {failure}; events are only journaled: the site does not try again with a damaged table file; once the file is fixed or restored, “tilstand ingest resume” or a restart resumes ingest',
   'alarm.dead_letters': 'dead letters waiting for a look: {n}',
   'alarm.command_failed': '{action} for {id} failed{detail}',
   'alarm.command_timed_out': '{action} for {id} timed out{detail}',
@@ -881,7 +881,7 @@ const nb: Messages = {
   'alarm.budget_breach.stopped': 'innlesingen har stoppet, hendelser lagres bare i journalen',
   'alarm.ingest_stopped': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen til anlegget startes på nytt',
   'alarm.ingest_stopped.resumeAt': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen til innlesingen fortsetter: anlegget prøver igjen kl. {resumeAt}',
-  'alarm.ingest_stopped.damaged': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen: anlegget prøver ikke igjen med en skadet tabellfil; når filen er reparert eller gjenopprettet, fortsetter innlesingen med `tilstand ingest resume` eller en omstart',
+  'alarm.ingest_stopped.damaged': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen: anlegget prøver ikke igjen med en skadet tabellfil; når filen er reparert eller gjenopprettet, fortsetter innlesingen med «tilstand ingest resume» eller en omstart',
   'alarm.dead_letters': 'avviste hendelser som venter på å bli sett på: {n}',
   'alarm.command_failed': '{action} for {id} feilet{detail}',
   'alarm.command_timed_out': '{action} for {id} fikk ikke svar i tide{detail}',
@@ -1380,7 +1380,7 @@ const de: Messages = {
   'alarm.budget_breach.stopped': 'Einlesen gestoppt, Ereignisse werden nur im Journal gespeichert',
   'alarm.ingest_stopped': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert, bis der Standort neu gestartet wird',
   'alarm.ingest_stopped.resumeAt': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert, bis das Einlesen weiterläuft: der Standort versucht es um {resumeAt} erneut',
-  'alarm.ingest_stopped.damaged': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert: bei einer beschädigten Tabellendatei versucht es der Standort nicht erneut; ist die Datei repariert oder wiederhergestellt, setzt `tilstand ingest resume` oder ein Neustart das Einlesen fort',
+  'alarm.ingest_stopped.damaged': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert: bei einer beschädigten Tabellendatei versucht es der Standort nicht erneut; ist die Datei repariert oder wiederhergestellt, setzt „tilstand ingest resume“ oder ein Neustart das Einlesen fort',
   'alarm.dead_letters': 'abgewiesene Ereignisse, die auf Prüfung warten: {n}',
   'alarm.command_failed': '{action} für {id} ist fehlgeschlagen{detail}',
   'alarm.command_timed_out': '{action} für {id}: keine Antwort in der Zeit{detail}',

@@ -393,7 +393,9 @@ export class SyncEngine {
    * changed (the site altered it) is opened again.
    */
   openTables(): Map<string, Table> {
-    const catalog = new Catalog(this.warehouse, this.o.catalog);
+    // The engine's clock unless the catalog options give one: the hourly tags it names by its clock
+    // were stamped (their retention counted) by the tables' own, Date.now.
+    const catalog = new Catalog(this.warehouse, { ...(this.o.clock ? { clock: this.o.clock } : {}), ...this.o.catalog });
     const db = siteDatabase(this.o.site);
     const out = new Map<string, Table>();
     if (catalog.databaseExists(db)) {

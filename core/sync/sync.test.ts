@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ForwardingFileIO, localFileIO, Table } from '../lsm/index.ts';
 import { RACY_MS } from '../lsm/file-identity.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
+import { localWallClockMillis } from '../lsm/data-file.ts';
 import { statusOf, SyncEngine } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { mirrorSite } from './hq/mirror.ts';
@@ -1047,6 +1048,19 @@ describe('scheduled tags', () => {
     expect(createScheduledTags(tables, { tables: ['stock'] }, t + 60_000)).toEqual([]);
     expect(createScheduledTags(tables, { tables: '*' }, t + 3_600_000)).toEqual(['stock:hourly-2026030510', 'decision_log:hourly-2026030510']);
     expect(fx.table('stock').tags.get('hourly-2026030509').retainedMillis).toBe(3_600_000);
+  });
+
+  it("stamps an hourly tag with the engine's clock, the one that named it", async () => {
+    // The tag was named by the engine's clock and stamped (its create time, which its retention
+    // counts from) by the table's, Date.now: an engine given a clock made tags whose expiry
+    // followed another clock than their names.
+    const fx = site('16', 10);
+    const t = Date.UTC(2026, 2, 5, 9, 30);
+    const e = engine(fx, new DirectoryTarget(hqDir()), { clock: () => t, scheduledTags: { tables: ['stock'], retainedMs: 3_600_000 } });
+    await e.enqueueSnapshotSync();
+    const tag = fx.table('stock').tags.get('hourly-2026030509');
+    expect(tag.createTimeMillis).toBe(localWallClockMillis(t));
+    e.close();
   });
 });
 

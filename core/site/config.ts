@@ -8,7 +8,7 @@
 // usable in MQTT topics and folder names); every table name is a safe name; ports are 0..65535.
 
 import { readFileSync, promises as fsPromises } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { NAME_PATTERN } from '../ingest/envelope.ts';
 import { jsonErrorWhere } from '../lsm/errors.ts';
 import { repeatedKeyPath } from '../lsm/json-keys.ts';
@@ -23,7 +23,7 @@ import { isLoopback } from '../ingest/broker.ts';
 import { budgetOf, DEFAULT_TABLE_BUDGETS, type TableBudget } from '../ingest/freshness.ts';
 import { SITE_MODULES } from './site-db.ts';
 import { targetDescription, targetProblem } from '../sync/targets/open.ts';
-import { realFolder } from '../sync/cli/common.ts';
+import { foldersUp, hqInData, realFolder } from '../sync/cli/common.ts';
 import { APPROVAL_INBOX_TABLE } from '../inbox/inbox-tables.ts';
 import { localFileIO } from '../lsm/index.ts';
 import { AGENT_CONFIG_KEYS, AgentConfigError, agentConfig, DEFAULT_AGENT_CONFIG, DEFAULT_RECHECK_INTERVAL_MS, loadRuleFiles, RuleFileError, siteTablesRead, type AgentConfig, type AgentConfigInput, type LoadedRuleFiles } from '../agents/index.ts';
@@ -646,15 +646,9 @@ export function checkStartRules(c: SiteConfig): void {
 export function hqInDataProblem(data: string, text: string, allowed: string | undefined, real: ((path: string) => string) | undefined = realFolder): string | undefined {
   const d = targetDescription(text);
   if (d === undefined || !d.startsWith('dir:')) return undefined;
-  const root = d.slice('dir:'.length);
-  const pairs: (readonly [string, string])[] = [[resolve(data), root]];
-  if (real !== undefined) pairs.push([real(data), real(root)]);
-  for (const [dd, hq] of pairs) {
-    const rel = relative(dd, hq);
-    if (allowed !== undefined && rel === allowed) continue;
-    if (rel === '') return `${text} is the site's data directory itself; HQ is a directory outside it`;
-    if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return `${text} is inside the site's data directory ${data}; HQ is a directory outside it`;
-  }
+  const where = hqInData(data, d.slice('dir:'.length), allowed, real);
+  if (where === 'itself') return `${text} is the site's data directory itself; HQ is a directory outside it`;
+  if (where === 'inside') return `${text} is inside the site's data directory ${data}; HQ is a directory outside it`;
   return undefined;
 }
 
@@ -677,17 +671,16 @@ export async function hqInDataProblemWithin(
   const d = targetDescription(text);
   if (d === undefined || !d.startsWith('dir:')) return undefined;
   const root = d.slice('dir:'.length);
-  // realFolder's walk: the real path of the nearest existing folder, the rest of the path below it.
+  // realFolder's walk (foldersUp): the real path of the nearest existing folder, the rest below it.
   const realOf = async (path: string): Promise<string> => {
-    const rest: string[] = [];
-    for (let p = resolve(path); ; p = dirname(p)) {
+    for (const [p, below] of foldersUp(path)) {
       try {
-        return join(await realpath(p), ...rest.reverse());
+        return join(await realpath(p), ...below);
       } catch {
-        if (dirname(p) === p) return resolve(path);
-        rest.push(basename(p));
+        // not there (yet): the folder above
       }
     }
+    return resolve(path);
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), waitMs)));

@@ -2,14 +2,14 @@
 // and the site's config.json (only `site` and `hq.target` are read here; core/site owns the file).
 
 import { readFileSync, realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { CliError, EXIT, fileInTheWay, usageError, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.ts';
 import type { CliIO } from '../../lsm/cli/output.ts';
 import { OutputClosed } from '../../lsm/cli/output.ts';
 import { SyncError } from '../errors.ts';
-import { DirectoryTarget } from '../targets/directory.ts';
+import { DirectoryTarget, within } from '../targets/directory.ts';
 import { openTarget, unparsedShown } from '../targets/open.ts';
 import type { SyncTarget } from '../targets/target.ts';
 
@@ -126,17 +126,48 @@ export function shownWord(w: string): string {
   return s.length > 60 ? `${s.slice(0, 59)}…` : s;
 }
 
-/** Where folder `path` leads: the real path of its nearest existing folder, with the rest of `path` below it. */
-export function realFolder(path: string): string {
+/**
+ * The folders `realFolder` tries, nearest first: `path` (resolved) and each folder above it, with
+ * the names below it that it leaves to join back (the sync and the async walk share it).
+ */
+export function* foldersUp(path: string): Generator<readonly [string, string[]]> {
   const rest: string[] = [];
   for (let p = resolve(path); ; p = dirname(p)) {
+    yield [p, [...rest].reverse()];
+    if (dirname(p) === p) return;
+    rest.push(basename(p));
+  }
+}
+
+/** Where folder `path` leads: the real path of its nearest existing folder, with the rest of `path` below it. */
+export function realFolder(path: string): string {
+  for (const [p, below] of foldersUp(path)) {
     try {
-      return join(realpathSync(p), ...rest.reverse());
+      return join(realpathSync(p), ...below);
     } catch {
-      if (dirname(p) === p) return resolve(path);
-      rest.push(basename(p));
+      // not there (yet): the folder above
     }
   }
+  return resolve(path);
+}
+
+/**
+ * Whether directory `hq` is the data directory `data` itself or lies in it, compared as given
+ * and, with `real`, where both lead through links (a link to `<data>/warehouse`, or the data
+ * directory given through one) — except `allowed`, a folder of `data` that may be HQ all the same
+ * (the demo's `demo-hq`). `sync now` (sync.ts refuseHqInData) and start and `config check`
+ * (core/site config.ts hqInDataProblem) refuse both, each in its own words.
+ */
+export function hqInData(data: string, hq: string, allowed: string | undefined, real: ((path: string) => string) | undefined = realFolder): 'itself' | 'inside' | undefined {
+  const pairs: (readonly [string, string])[] = [[data, hq]];
+  if (real !== undefined) pairs.push([real(data), real(hq)]);
+  for (const [d, h] of pairs) {
+    const rel = relative(d, h);
+    if (allowed !== undefined && rel === allowed) continue;
+    if (rel === '') return 'itself';
+    if (within(h, d)) return 'inside';
+  }
+  return undefined;
 }
 
 export interface SiteConfigLite {

@@ -8,7 +8,7 @@
 // holds nothing of is exit 1 for every command that takes one (knownSite).
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
@@ -20,7 +20,7 @@ import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
 import { directorySites, HqStore } from '../hq/store.ts';
 import { SyncError } from '../errors.ts';
-import { DirectoryTarget } from '../targets/directory.ts';
+import { DirectoryTarget, within } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
 import { commandProblem, guarded, progressBar, realFolder, shownWord, targetFromFlags } from './common.ts';
@@ -534,9 +534,9 @@ function pullDestination(dest: string, target: SyncTarget): void {
   if (isDir === false) throw usageError(`option '--out': ${dest} is a file; expected the directory of a warehouse to pull into`);
   if (target instanceof DirectoryTarget) {
     // As written and where both lead: `--out` a symbolic link to HQ's directory (or HQ given through one) passed.
-    for (const rel of [relative(target.root, dest), relative(realFolder(target.root), realFolder(dest))]) {
-      if (rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))) {
-        throw usageError(`option '--out': ${dest} is ${rel === '' ? 'the HQ directory itself' : `inside the HQ directory ${target.root}`}; pull into a warehouse outside it`);
+    for (const [root, out] of [[target.root, dest], [realFolder(target.root), realFolder(dest)]] as const) {
+      if (within(out, root)) {
+        throw usageError(`option '--out': ${dest} is ${relative(root, out) === '' ? 'the HQ directory itself' : `inside the HQ directory ${target.root}`}; pull into a warehouse outside it`);
       }
     }
   }

@@ -13,7 +13,7 @@
 //                tables); HQ's sender marker then names the restored directory
 
 import { existsSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
@@ -24,8 +24,8 @@ import type { ProgramDataFormat } from '../hq-data-format.ts';
 import { RESTORED_TABLES, restoreSite } from '../restore.ts';
 import { takeOverFor, type SenderMarker } from '../sender.ts';
 import { checkSiteId } from '../names.ts';
-import { DirectoryTarget } from '../targets/directory.ts';
-import { commandProblem, damageIn, guarded, progressBar, readSiteConfig, realFolder, targetFromFlags } from './common.ts';
+import { DirectoryTarget, within } from '../targets/directory.ts';
+import { commandProblem, damageIn, guarded, hqInData, progressBar, readSiteConfig, realFolder, targetFromFlags } from './common.ts';
 
 /**
  * The description of the target this directory's outbox last sent to (sync_state `target`), if
@@ -223,14 +223,11 @@ function siteConfig(data: string, o: SyncCommandOptions): ReturnType<typeof read
 function refuseHqInData(data: string, target: SyncTarget, from: string, allowed: string | undefined): void {
   if (!(target instanceof DirectoryTarget)) return;
   // As written and where they lead: a symbolic link to <data>/warehouse (or a data directory given
-  // through one) passed the comparison of the paths as written.
-  for (const [d, hq] of [[data, target.root], [realFolder(data), realFolder(target.root)]] as const) {
-    const rel = relative(d, hq);
-    // The demo's stand-in HQ (<data>/demo-hq) is in the data directory by design.
-    if (allowed !== undefined && rel === allowed) continue;
-    if (rel === '') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
-    if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
-  }
+  // through one) passed the comparison of the paths as written. The demo's stand-in HQ
+  // (<data>/demo-hq) is in the data directory by design (`allowed`).
+  const where = hqInData(data, target.root, allowed);
+  if (where === 'itself') throw usageError(`${from}: ${target.root} is the site's data directory itself; HQ is a directory outside it`);
+  if (where === 'inside') throw usageError(`${from}: ${target.root} is inside the site's data directory ${data}; HQ is a directory outside it`);
 }
 
 export async function runSync(argv: readonly string[], io: CliIO, o: SyncCommandOptions = {}): Promise<number> {
@@ -381,11 +378,7 @@ function refuseRestoreOntoHq(data: string, target: SyncTarget, site: string): vo
   if (!(target instanceof DirectoryTarget)) return;
   const db = `site_${site}.db`;
   for (const [hq, local] of [[join(target.root, db), join(data, 'warehouse', db)], [join(realFolder(target.root), db), join(realFolder(join(data, 'warehouse')), db)]] as const) {
-    const overlap = (a: string, b: string) => {
-      const rel = relative(a, b);
-      return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-    };
-    if (overlap(hq, local) || overlap(local, hq)) {
+    if (within(local, hq) || within(hq, local)) {
       throw usageError(`option '--hq': HQ's copy of site ${site} (${join(target.root, db)}) is where the restore writes the site's tables (${join(data, 'warehouse', db)}); restore from HQ's folder, not from a copy inside the data directory`);
     }
   }

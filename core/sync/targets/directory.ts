@@ -30,8 +30,8 @@ async function linkTarget(path: string): Promise<{ kind: 'dir' | 'file'; real: s
   }
 }
 
-/** Whether the folder `inner` is `outer` or lies below it (both real paths). */
-function within(inner: string, outer: string): boolean {
+/** Whether the folder `inner` is `outer` or lies below it (compared as given: real paths for where they lead). */
+export function within(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
   return rel === '' || (rel.split(sep)[0] !== '..' && !isAbsolute(rel));
 }

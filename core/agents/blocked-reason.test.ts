@@ -64,6 +64,12 @@ describe('release-blocked-job: which reasons name material', () => {
     ['QC hold: restock area', false],
     ['shortlisted for audit', false],
     ['stocktaking', false],
+    // A proper name is no reason code: the Gaelic "Mc"/"Mac" before a capital is part of a
+    // surname, not a word of its own ("McStock" read as "Mc Stock" was a material block).
+    ['waiting for McStock', false],
+    ['QC hold by J. MacShort', false],
+    ['McStock: out of stock', true],
+    ['MACHINE_DOWN', false],
   ])('%j names material: %s', (reason, expected) => {
     expect(materialReason(reason)).toBe(expected);
   });

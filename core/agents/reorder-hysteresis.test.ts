@@ -6,6 +6,7 @@
 // between the point and the order-up-to level (5 → 20: 1.5, so it is withdrawn from 6.5 up); a
 // row is still proposed only below the point.
 import { afterEach, describe, expect, it } from 'vitest';
+import { WriteBack } from '../inbox/index.ts';
 import { TestSite } from './test-support.ts';
 
 let site: TestSite;
@@ -56,5 +57,33 @@ describe('stock-reorder near its reorder point', () => {
     site.stock('NUT', 'A', { on_hand: 6 });
     site.commit();
     expect(agent.run().withdrawn.map((p) => p.params.item)).toEqual(['NUT']);
+  });
+
+  // Approved while the position is within the margin (4 when proposed, 6 now): the shift lead
+  // approves the order shown — 16, "to bring it to 20" from position 4 — and that is what is sent,
+  // with the position it was computed from. Not recomputed at the approval (14): that would send a
+  // number the lead never saw; the row ends 2 above orderUpTo (DESIGN.md, the rule's row).
+  it('an approval within the margin sends the quantity shown, with the position it was computed from', async () => {
+    site = new TestSite();
+    await site.addUser('lena', 'shift_lead');
+    site.stock('BOLT', 'A', { on_hand: 4 });
+    site.commit();
+    const { agent, inbox } = site.agentAndInbox();
+    const p = agent.run().created[0]!;
+    expect(p.explanation).toBe('BOLT at A: on hand 4, reserved 0, inbound 0 → position 4, below the reorder point 5. Order 16 to bring it to 20.');
+    site.nowMs += 20_000;
+    site.stock('BOLT', 'A', { on_hand: 6 });
+    site.commit();
+    expect(agent.recheckChanged().withdrawn).toEqual([]);
+    const sent: Record<string, unknown>[] = [];
+    const wb = new WriteBack({ inbox, publish: async (_t, payload) => void sent.push(JSON.parse(String(payload))), onAck: () => () => undefined, effectSeen: (x) => agent.effectSeen(x), clock: site.clock, monotonic: site.clock, onWarning: () => undefined });
+    wb.start();
+    try {
+      expect(await inbox.decide(p.id, 'approve', { user: 'lena', pin: '1234' })).toMatchObject({ outcome: 'approved' });
+      for (let i = 0; i < 200 && sent.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    } finally {
+      wb.stop();
+    }
+    expect(sent).toEqual([expect.objectContaining({ action: 'replenish', item: 'BOLT', location: 'A', qty: 16, position_before: 4 })]);
   });
 });

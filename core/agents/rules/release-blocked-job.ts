@@ -55,7 +55,8 @@ import type { Row } from '../read-only-table.ts';
  * Whether a blocked reason names material. operations.jobs has no reason codes (`blocked_reason`
  * is free text), so the reason is read as words — letters and digits; hyphens, underscores, colons
  * and spaces part them ("out-of-stock", "MATERIAL_SHORT", "short: BOLT"), and so does a capital
- * after a small letter, a reason code in camel case ("MaterialShortage", "OutOfStock"):
+ * after a small letter, a reason code in camel case ("MaterialShortage", "OutOfStock") — not after
+ * a word's Gaelic "Mc"/"Mac", a surname ("waiting for McStock" names no stock):
  * - `material(s)`, `stock`, `stockout(s)` name material, and so does any word that begins with
  *   `material` (Norwegian `materiale(r)`, German `Materialmangel`, `Materialien`) but the verb
  *   `materialise`/`materialize` and its kin (`materialised view`, `materialisere`,
@@ -70,8 +71,9 @@ import type { Row } from '../read-only-table.ts';
 export function materialReason(reason: string): boolean {
   // Camel case parts words too: a reason code "MaterialShortage", "OutOfStock" or "noStock" (read
   // as one unknown word, such a job was never proposed, though v7 found them).
+  // Not after a word's Gaelic "Mc"/"Mac" (McStock, MacShort: a surname, one word, no material).
   const words = reason
-    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+    .replace(/(?<!(?:^|[^\p{L}\p{N}])(?:Mc|Mac))(?<=\p{Ll})(?=\p{Lu})/gu, ' ')
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u);
   // A word made with "material" names material: Norwegian materiale(r), German Materialmangel,

@@ -1,4 +1,4 @@
-import { useRef, useState, type FocusEvent, type FormEvent, type KeyboardEvent } from 'react';
+import { useRef, useState, type FocusEvent, type FormEvent, type KeyboardEvent, type PointerEvent } from 'react';
 import { runAfter, scanEndedBy, type KeyRun } from '../badge-scan.ts';
 import { useApp, useT } from '../context.tsx';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
@@ -68,6 +68,14 @@ export function SignIn() {
     windowLeftFrom.current = null;
     if (name === 'secret' && !windowBack) secretChosen.current = true;
   };
+  // A tap on the PIN field (or its label) chooses it too: one on the field that already has the
+  // focus, left there by a refused sign-in, gives it no focus event, and a PIN auto-typed after that
+  // tap went out as a badge until the person tapped elsewhere and back.
+  const onPointerDown = (e: PointerEvent<HTMLFormElement>) => {
+    const target = e.target as { name?: unknown; closest?: (s: string) => { querySelector?: (s: string) => { name?: unknown } | null } | null };
+    const name = target.name ?? target.closest?.('label')?.querySelector?.('input')?.name;
+    if (name === 'secret') secretChosen.current = true;
+  };
   const onBlur = (e: FocusEvent<HTMLFormElement>) => {
     // The document has no focus during the blur only when the window loses it (a tap on a blank
     // part of the page keeps it: the field tapped next is chosen).
@@ -99,7 +107,7 @@ export function SignIn() {
           {t('signIn.idle', { after: formatDuration(lang, idleMs) })}
         </p>
       )}
-      <form onSubmit={submit} onKeyDown={onKeyDown} onFocus={onFocus} onBlur={onBlur}>
+      <form onSubmit={submit} onKeyDown={onKeyDown} onFocus={onFocus} onBlur={onBlur} onPointerDown={onPointerDown}>
         <label>
           {t('signIn.user')}
           <input name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} />

@@ -96,6 +96,11 @@ function screen() {
   };
   /** The focus put on field `name` (a tap, a Tab): its focus event, which bubbles to the form. */
   const focus = (name: string) => (form().props.onFocus as ((e: unknown) => void) | undefined)?.({ target: { name, value: field(name).props.value } });
+  /** A tap on field `name` (on `label`: on the text of its label): its pointerdown, which bubbles to the form; no focus event when the field has the focus already. */
+  const tap = (name: string, on: 'field' | 'label' = 'field') =>
+    (form().props.onPointerDown as ((e: unknown) => void) | undefined)?.({
+      target: on === 'field' ? { name, value: field(name).props.value } : { closest: (sel: string) => (sel === 'label' ? { querySelector: (q: string) => (q === 'input' ? { name } : null) } : null) },
+    });
   /**
    * The focus leaving field `name` for nothing in the page: its blur, which bubbles to the form. With
    * `window` the whole window lost it (another window, a notification: the document has no focus
@@ -113,7 +118,7 @@ function screen() {
     expect(sent).toEqual(['Kari/1235']);
     expect(store.getState().signInError).toMatch(/wrong/);
   };
-  return { store, sent, field, focus, blur, type, keys, refusedPin };
+  return { store, sent, field, focus, blur, tap, type, keys, refusedPin };
 }
 
 describe('sign-in screen: a badge scan after a refused PIN', () => {
@@ -180,6 +185,32 @@ describe('sign-in screen: a badge scan after a refused PIN', () => {
     s.focus('secret');
     expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
     expect(s.sent).toEqual(['Kari/1235', 'Kari/2580']);
+  });
+
+  // The focus left in the PIN field by the refusal: a tap on that field gives it no focus event, and
+  // the PIN auto-typed next went out as a badge (refused as unknown) until the person tapped
+  // elsewhere and back.
+  it('after a refused PIN, a tap on the PIN field that still has the focus chooses it: a PIN auto-typed there goes out as the PIN', async () => {
+    const s = screen();
+    await s.refusedPin();
+    s.tap('secret');
+    expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/2580']);
+    // Refused again: the focus still there, the field is not chosen until it is tapped again —
+    // here on its label's text.
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    s.tap('secret', 'label');
+    expect(await s.type('secret', '2581', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1235', 'Kari/2580', 'badge 00421234', 'Kari/2581']);
+  });
+
+  it('a tap on another field or the button chooses nothing: a scan into the PIN field after a refused PIN still goes out as a badge', async () => {
+    const s = screen();
+    await s.refusedPin();
+    s.tap('user');
+    s.tap('badge');
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['Kari/1235', 'badge 00421234']);
   });
 
   it('a badge scanned into the PIN field the person tapped with no name typed goes out as a badge: a PIN needs a name', async () => {

@@ -523,7 +523,20 @@ export class SyncEngine {
             }
           };
           const state = stateOf(unit);
-          const was = sent.get(unit);
+          let was = sent.get(unit);
+          if (was === undefined && state === 'done') {
+            // A tag no longer listed in an earlier round (deleted on the site) is forgotten from
+            // `sent`, not from the outbox: made again (on another snapshot, an operator moving
+            // "baseline" with a planning between; an hourly tag made by a fast clock, made again in
+            // its hour, scheduled-tags.ts), the stamp HQ got is read from its unit's pointer row, or
+            // its unit was taken for settled and HQ kept the old state (hourly-tag-clock-step.test.ts).
+            const body = this.outbox.pointerBodies(unit).get(unit);
+            try {
+              if (body !== undefined) sent.set(unit, (was = tagStamp(tagFromJson(body.toString('utf8'), unit))));
+            } catch {
+              // not a tag's JSON: never compared, as in sentTagStamps
+            }
+          }
           if (state === 'pending' && was !== undefined && stampedSnapshotId(was) !== tag.snapshot.id) {
             // Moved to another snapshot while its earlier version still waits (HQ unreachable):
             // nothing holds that snapshot on the site any more, so its files may be swept and the

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { ForwardingFileIO, localFileIO, Table } from '../lsm/index.ts';
+import { Catalog, ForwardingFileIO, localFileIO, Table } from '../lsm/index.ts';
 import { RACY_MS } from '../lsm/file-identity.ts';
 import { RunCacheBudget } from '../lsm/run-cache.ts';
 import { localWallClockMillis } from '../lsm/data-file.ts';
@@ -1043,9 +1043,16 @@ describe('scheduled tags', () => {
     const fx = site('14', 10);
     const t = Date.UTC(2026, 2, 5, 9, 30);
     expect(hourlyTagName(t)).toBe('hourly-2026030509');
-    const tables = new Map([['stock', fx.table('stock')], ['decision_log', fx.table('decision_log')]]);
+    // The tables on the clock that names the tags, as the engine opens them: a tag stamped later
+    // than the time it is named by is one a clock since stepped back made (hourly-tag-clock-step.test.ts).
+    const now = { ms: t };
+    const catalog = new Catalog(join(fx.data, 'warehouse'), { clock: () => now.ms });
+    const open = (name: string) => catalog.getTable({ database: 'site_14', table: name });
+    const tables = new Map([['stock', open('stock')], ['decision_log', open('decision_log')]]);
     expect(createScheduledTags(tables, { tables: ['stock'], retainedMs: 3_600_000 }, t)).toEqual(['stock:hourly-2026030509']);
+    now.ms = t + 60_000;
     expect(createScheduledTags(tables, { tables: ['stock'] }, t + 60_000)).toEqual([]);
+    now.ms = t + 3_600_000;
     expect(createScheduledTags(tables, { tables: '*' }, t + 3_600_000)).toEqual(['stock:hourly-2026030510', 'decision_log:hourly-2026030510']);
     expect(fx.table('stock').tags.get('hourly-2026030509').retainedMillis).toBe(3_600_000);
   });

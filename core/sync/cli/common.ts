@@ -1,7 +1,7 @@
 // Shared pieces of the sync and HQ commands: exit codes by error kind, the target from flags,
 // and the site's config.json (only `site` and `hq.target` are read here; core/site owns the file).
 
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { CliError, EXIT, fileInTheWay, usageError, type FlagSpecs } from '../../lsm/cli/args.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
@@ -78,6 +78,16 @@ export function targetFromFlags(hq: string | undefined, accessKey: string | unde
     if (v !== undefined && v.trim() === '') throw usageError(`option '--${flag}': expected the S3 ${flag === 'access-key' ? 'access key' : 'secret key'}, got '${v}'`);
   }
   const target = openTarget(hq, { ...(site ? { site } : {}), ...(accessKey ? { accessKey } : {}), ...(secretKey ? { secretKey } : {}) });
+  // S3 keys with a directory: read and written with this user's file permissions, it uses none,
+  // and they were ignored without a word while the person believed them used (a key limited to
+  // the site's prefix, an analyst's read-only key). Not the environment's keys: no one typed those here.
+  const keys = [...(accessKey !== undefined ? ["'--access-key'"] : []), ...(secretKey !== undefined ? ["'--secret-key'"] : [])];
+  if (target instanceof DirectoryTarget && keys.length > 0) {
+    const one = keys.length === 1;
+    throw usageError(
+      `option ${keys.join(', ')}: HQ (${from}) is the directory ${target.root}, which takes no S3 keys (it is read and written with this user's file permissions), so ${one ? 'it' : 'they'} would not be used; leave ${one ? 'it' : 'them'} out, or give the s3://… target ${one ? 'it is' : 'they are'} for`,
+    );
+  }
   // A file (or a path under one) read as a directory: `hq` listed nothing, as an HQ nobody shipped
   // to; `sync now` switched the outbox to it, dropping what the old HQ had, and failed each step
   // with ENOTDIR (exit 5).
@@ -168,6 +178,36 @@ export function hqInData(data: string, hq: string, allowed: string | undefined, 
     if (within(h, d)) return 'inside';
   }
   return undefined;
+}
+
+/**
+ * The site data directory that folder `path` is, or lies in, found by walking up from it as given
+ * and from where it leads through links (`realFolder`): a folder holding the data format mark,
+ * site.db or journal.db as files — the marks core/site's `isDataDir` reads (config.json alone
+ * could be another program's; core/sync may not import core/site). `where` says how: the data
+ * directory itself, its `warehouse/` (the site's live tables), or another folder inside it.
+ * `hq pull --out` refuses all three (hq.ts `pullDestination`).
+ */
+export function siteDataDirOf(path: string): { data: string; where: 'itself' | 'warehouse' | 'inside' } | undefined {
+  for (const start of [resolve(path), realFolder(path)]) {
+    for (const [p] of foldersUp(start)) {
+      if (!DATA_DIR_MARKS.some((f) => isFile(join(p, f)))) continue;
+      const rel = relative(p, start);
+      return { data: p, where: rel === '' ? 'itself' : rel === 'warehouse' ? 'warehouse' : 'inside' };
+    }
+  }
+  return undefined;
+}
+
+/** The files that make a folder a site's data directory (core/site: data-format.ts, config.ts dataPaths). */
+const DATA_DIR_MARKS = ['data-format.json', 'site.db', 'journal.db'];
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export interface SiteConfigLite {

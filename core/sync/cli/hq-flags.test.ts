@@ -66,8 +66,11 @@ describe('tilstand hq refuses a flag its command does not take', () => {
   it('takes the flags that say how HQ is reached with every command, and the usage shows each command its own', async () => {
     for (const sub of Object.keys(TAKES)) {
       // Parsed and accepted: the command goes on to find no HQ there (exit 1), not a usage error.
-      const r = await hq(sub, '--hq', missingHq, '--access-key', 'k', '--secret-key', 's', '--cache', join(dir, 'cache'));
+      const r = await hq(sub, '--hq', missingHq, '--cache', join(dir, 'cache'));
       expect([r.code, r.err], sub).toEqual([1, `tilstand: no HQ at ${missingHq}: the directory does not exist (check --hq; a site makes it at its first sync)\n`]);
+      // The keys are taken too, and refused with a directory, which uses none (keys-with-directory.test.ts).
+      const keys = await hq(sub, '--hq', missingHq, '--access-key', 'k', '--secret-key', 's');
+      expect([keys.code, keys.err], sub).toEqual([2, expect.stringMatching(/^tilstand: option '--access-key', '--secret-key': .*which takes no S3 keys/)]);
       const help = await hq(sub, '--help');
       // Its own line, then how HQ is reached (hq-unknown-site.test.ts checks every flag is shown).
       expect([help.code, help.out.startsWith(`usage:\n${hqUsage.find((l) => l.startsWith(`  tilstand hq ${sub} `))}\n`)], sub).toEqual([0, true]);

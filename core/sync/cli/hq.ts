@@ -23,7 +23,7 @@ import { SyncError } from '../errors.ts';
 import { DirectoryTarget, within } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
-import { commandProblem, guarded, progressBar, realFolder, shownWord, targetFromFlags } from './common.ts';
+import { commandProblem, guarded, progressBar, realFolder, shownWord, siteDataDirOf, targetFromFlags } from './common.ts';
 
 // How HQ is reached: taken by every hq command, so a script can pass one set of them to all
 // (`--cache` only matters to the commands that read tables from S3, through the mirror).
@@ -159,12 +159,38 @@ async function knownSite(target: SyncTarget, s: string): Promise<void> {
 
 /** `store.openTable`, with a --site HQ has nothing of named as such rather than as a missing table. */
 async function openSiteTable(store: HqStore, target: SyncTarget, s: string, table: string): Promise<Table> {
+  let t: Table;
   try {
-    return await store.openTable(s, table);
+    t = await store.openTable(s, table);
   } catch (e) {
     if (e instanceof SyncError && e.kind === 'NotFound') await knownSite(target, s);
     throw e;
   }
+  const damaged = store.damagedTags(s, table);
+  if (damaged.size > 0) damagedTags.set(t, damaged);
+  return t;
+}
+
+/**
+ * The tags of a table read through an S3 HQ's local copy that the copy left out as damaged at HQ
+ * (HqStore `damagedTags`, said on stderr as the copy was made). Left out, they must not read as
+ * tags HQ lacks: a command that reads one, or the list of the tags (`hq tags`, and a `--snapshot`
+ * or `--at` found among the tags), fails as corruption, exit 4, as on a directory HQ, where the
+ * damaged file itself is read; the others read the rest (hq-s3-damaged-tag.test.ts).
+ */
+const damagedTags = new WeakMap<Table, ReadonlyMap<string, SyncError>>();
+
+/** Throws the damage of tag `name` of `t` when the local copy left it out as damaged. */
+function refuseDamagedTag(t: Table, name: string): void {
+  const e = damagedTags.get(t)?.get(name);
+  if (e !== undefined) throw new SyncError('Verification', e.message, { cause: e });
+}
+
+/** `t.listTags()`, failing as corruption when the local copy left a damaged tag out (the list would lack it). */
+function tagList(t: Table): ReturnType<Table['listTags']> {
+  const first = damagedTags.get(t)?.keys().next();
+  if (first !== undefined && first.done !== true) refuseDamagedTag(t, first.value);
+  return t.listTags();
 }
 
 /** An instant for a person at HQ, in UTC (the sites may be in other zones): `2026-12-03 14:41:35Z`. */
@@ -300,7 +326,9 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
       throw usageError(`option '--hq': ${target.root} is a file; expected a directory or s3://bucket/prefix?endpoint=…`);
     }
     const cache = pathOption(args, 'cache', 'a directory');
-    const store = new HqStore(target, cache ? { cacheDir: resolve(cache) } : {});
+    // An S3 HQ's tables are read through a local copy, which leaves a damaged tag out (said here).
+    const onDamagedTag = (key: string, e: SyncError) => note(io, `tag ${key.replace(/^.*\/tag\/tag-/, '')} at HQ is damaged and left out of the local copy read here (the rest of the table is read): ${e.message.replace(/^HQ's file is damaged: /, '')}`);
+    const store = new HqStore(target, { ...(cache ? { cacheDir: resolve(cache) } : {}), onDamagedTag });
     const out = new LineWriter(io.stdout);
     try {
       switch (sub as Sub) {
@@ -337,6 +365,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
         case 'tags': {
           const t = await openSiteTable(store, target, site(args), args.required('table'));
           const tags = t.listTags();
+          const damaged = damagedTags.get(t);
           if (args.boolean('json')) await out.line(JSON.stringify(tags.map((x) => ({ name: x.name, snapshotId: x.snapshot.id, timeMillis: x.snapshot.timeMillis }))));
           else
             // FILE RECORDS: the snapshot's records across its data files before they are merged by
@@ -351,6 +380,13 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
                 new Set([1, 3]),
               ),
             );
+          // The list lacks the tags the local copy left out as damaged: listed, then named, exit 4
+          // (a directory HQ fails the listing on such a tag).
+          if (damaged !== undefined) {
+            await out.end();
+            const n = damaged.size;
+            throw new SyncError('Verification', `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not listed (the others are): ${[...damaged.values()].map((e) => e.message.replace(/^HQ's file is damaged: /, '')).join('; ')}`);
+          }
           break;
         }
         case 'scan': {
@@ -532,6 +568,14 @@ function pullDestination(dest: string, target: SyncTarget): void {
     // not there yet: made by the pull
   }
   if (isDir === false) throw usageError(`option '--out': ${dest} is a file; expected the directory of a warehouse to pull into`);
+  // A site's own warehouse (or its data directory, through a link too): the pull makes the copy
+  // HQ's, so it removed the live site's newer snapshot JSON and wrote HQ's older pointers over its
+  // own, exit 0 (cli/hq-pull-into-site.test.ts).
+  const site = siteDataDirOf(dest);
+  if (site !== undefined) {
+    const what = site.where === 'itself' ? `the site data directory ${site.data} itself` : site.where === 'warehouse' ? `the warehouse of the site data directory ${site.data}, which holds the site's live tables` : `inside the site data directory ${site.data}`;
+    throw usageError(`option '--out': ${dest} is ${what}; a pull would write HQ's copy over the site's own files; pull into a warehouse outside it`);
+  }
   if (target instanceof DirectoryTarget) {
     // As written and where both lead: `--out` a symbolic link to HQ's directory (or HQ given through one) passed.
     for (const [root, out] of [[target.root, dest], [realFolder(target.root), realFolder(dest)]] as const) {
@@ -552,6 +596,7 @@ function pullDestination(dest: string, target: SyncTarget): void {
  * and before the time asked, states HQ never got.
  */
 function hqReader(t: Table, point: ReadPoint, io: CliIO): ReturnType<Table['reader']> {
+  if (point.tag !== undefined) refuseDamagedTag(t, point.tag);
   if (point.snapshotId !== undefined && point.snapshotId !== t.latestSnapshot()?.id) {
     const tag = tagOf(t, point.snapshotId);
     if (tag !== undefined) return t.reader({ tag });
@@ -577,7 +622,7 @@ const NONE_THAT_OLD = '; HQ keeps the latest synced snapshot and the tags, and n
 
 /** The first listed tag HQ holds of snapshot `id`, if any. */
 function tagOf(t: Table, id: number): string | undefined {
-  return t.listTags().find((x) => x.snapshot.id === id)?.name;
+  return tagList(t).find((x) => x.snapshot.id === id)?.name;
 }
 
 /** A state HQ holds of a table: its latest synced snapshot (no tag) or a tag. */
@@ -597,7 +642,7 @@ function heldAt(t: Table, at: number): HeldState | undefined {
   const latest = t.latestSnapshot();
   if (latest !== undefined && latest.timeMillis <= at) return { tag: undefined, what: 'the latest synced snapshot', id: latest.id, ms: latest.timeMillis };
   let read: HeldState | undefined;
-  for (const x of t.listTags()) {
+  for (const x of tagList(t)) {
     if (x.snapshot.timeMillis > at) continue;
     if (read === undefined || x.snapshot.timeMillis > read.ms || (x.snapshot.timeMillis === read.ms && x.snapshot.id > read.id)) {
       read = { tag: x.name, what: `tag ${x.name}`, id: x.snapshot.id, ms: x.snapshot.timeMillis };
@@ -643,6 +688,7 @@ function diffSide(args: ParsedArgs, side: 'from' | 'to'): DiffSide | undefined {
  * An id below the latest that no tag holds goes on as an id, for Table.changes to say it expired.
  */
 function diffRef(t: Table, side: DiffSide, io: CliIO): string | number {
+  if ('tag' in side) refuseDamagedTag(t, side.tag);
   // A number given as a tag that no tag is named (Table.changes takes it as a snapshot id, as the
   // site's `table` commands do): read as --from-snapshot reads it, so a tagged snapshot at HQ is
   // read from its tag and not called expired.

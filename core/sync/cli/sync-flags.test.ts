@@ -79,9 +79,12 @@ describe('tilstand sync and restore refuse a flag their command does not take', 
     expect([status.code, status.err]).toEqual([1, `tilstand: ${join(missingData, 'site.db')} does not exist (is ${missingData} a site's data directory?)\n`]);
     const now = await run('sync now', ['--data', missingData, '--hq', missingHq, '--access-key', 'k', '--secret-key', 's', '--json', '--max-rounds', '2']);
     expect([now.code, now.err.split(':').slice(0, 2).join(':')]).toEqual([1, `tilstand: cannot read ${join(missingData, 'config.json')}`]);
-    const restore = await run('restore', ['--data', join(dir, 'restored'), '--hq', missingHq, '--site', '7', '--access-key', 'k', '--secret-key', 's', '--json', '--force']);
+    const restore = await run('restore', ['--data', join(dir, 'restored'), '--hq', missingHq, '--site', '7', '--json', '--force']);
     expect(restore.code, restore.err).toBe(1);
     expect(restore.err).not.toMatch(/unknown option/);
+    // The keys are taken, and refused with a directory HQ, which uses none (keys-with-directory.test.ts).
+    const keys = await run('restore', ['--data', join(dir, 'restored'), '--hq', missingHq, '--site', '7', '--access-key', 'k', '--secret-key', 's']);
+    expect([keys.code, keys.err]).toEqual([2, expect.stringMatching(/^tilstand: option '--access-key', '--secret-key': .*which takes no S3 keys/)]);
   });
 });
 

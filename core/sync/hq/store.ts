@@ -18,6 +18,11 @@ import { mirrorSite, tablesOf, whereAtHq } from './mirror.ts';
 export interface HqStoreOptions {
   /** Where object-store tables are cached (default: `defaultHqCacheDir`). */
   cacheDir?: string;
+  /**
+   * Called with each damaged tag JSON the cache of an object store leaves out (mirror.ts
+   * `onDamagedTag`): the `hq` commands say it on stderr. See `damagedTags`.
+   */
+  onDamagedTag?: (key: string, error: SyncError) => void;
 }
 
 /** A site at HQ: how many tables it shipped, and the newest commit time among their snapshots there. */
@@ -90,12 +95,26 @@ export function defaultHqCacheDir(description: string, env: NodeJS.ProcessEnv = 
 
 export class HqStore {
   readonly cacheDir: string;
+  private readonly onDamagedTag: HqStoreOptions['onDamagedTag'];
+  /** Per table folder at HQ (`site_<id>.db/<table>/`): the tags its last mirror left out as damaged, by name. */
+  private readonly damaged = new Map<string, Map<string, SyncError>>();
 
   constructor(
     readonly target: SyncTarget,
     o: HqStoreOptions = {},
   ) {
     this.cacheDir = o.cacheDir ?? defaultHqCacheDir(target.description);
+    this.onDamagedTag = o.onDamagedTag;
+  }
+
+  /**
+   * The tags of `table` HQ holds damaged that the local copy of an object store left out when the
+   * table was last opened, by name (none for a directory HQ, read in place, where reading such a
+   * tag fails as corruption). The copy is not the record of what HQ holds: a command that reads the
+   * list of the tags, or that tag, must fail as on a directory HQ (cli/hq.ts).
+   */
+  damagedTags(site: string, table: string): ReadonlyMap<string, SyncError> {
+    return this.damaged.get(`${sitePrefix(site)}${table}/`) ?? new Map();
   }
 
   /** Site ids with a `site_<id>.db/` at HQ. */
@@ -177,7 +196,20 @@ export class HqStore {
   /** The warehouse directory that holds `site_<id>.db/` for reading (the share itself, or the cache). */
   async warehouseFor(site: string, tables?: readonly string[]): Promise<string> {
     if (this.target instanceof DirectoryTarget) return this.target.root;
-    await mirrorSite(this.target, site, this.cacheDir, { dropGoneTags: true, ...(tables ? { tables } : {}) });
+    // A damaged tag (an old one torn at HQ) is left out of the copy and noted: it failed the copy,
+    // and with it every command on the table, also those that never read that tag.
+    for (const k of [...this.damaged.keys()]) if (k.startsWith(sitePrefix(site)) && (tables === undefined || tables.some((t) => k === `${sitePrefix(site)}${t}/`))) this.damaged.delete(k);
+    await mirrorSite(this.target, site, this.cacheDir, {
+      dropGoneTags: true,
+      ...(tables ? { tables } : {}),
+      onDamagedTag: (key, e) => {
+        const m = /^(.*\/)tag\/tag-([^/]+)$/.exec(key)!;
+        const held = this.damaged.get(m[1]!) ?? new Map<string, SyncError>();
+        held.set(m[2]!, e);
+        this.damaged.set(m[1]!, held);
+        this.onDamagedTag?.(key, e);
+      },
+    });
     return this.cacheDir;
   }
 

@@ -12,6 +12,7 @@ import type { Change } from './incremental.ts';
 import { changelogEntries } from './changelog.ts';
 import { decodeManifestList } from './manifest.ts';
 import { paimonCheck, paimonCheckAvailable } from './testing/shared.ts';
+import { earlierSchema } from './testing/earlier-schema.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -200,7 +201,9 @@ describe('lookup producer', () => {
   });
 
   it('refuses full-compaction with deletion vectors on two levels, and changelog mode on a table without a producer', () => {
-    expect(() => setup(SPEC({ 'changelog-producer': 'full-compaction', 'deletion-vectors.enabled': 'true', 'num-levels': '2' }))).toThrow(/full-compaction.*num-levels/);
+    // Created here the pair is refused (Paimon refuses it); one an earlier version made on two levels does not open.
+    expect(() => setup(SPEC({ 'changelog-producer': 'full-compaction', 'deletion-vectors.enabled': 'true', 'num-levels': '2' }))).toThrow(/conflicts with 'changelog-producer' = 'full-compaction'/);
+    expect(() => earlierSchema(SPEC({ 'changelog-producer': 'full-compaction', 'deletion-vectors.enabled': 'true', 'num-levels': '2' }))).toThrow(/full-compaction.*num-levels/);
     expect(() => setup(SPEC({ 'changelog-producer': 'lookup', 'changelog-producer.row-deduplicate-ignore-fields': 'nope' }))).toThrow(/unknown column 'nope'/);
     const { table } = setup(SPEC());
     const w = table.newWriter();

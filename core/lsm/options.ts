@@ -312,9 +312,9 @@ export const DECLARED_OPTIONS: Record<string, string> = {
   'bucket-key': 'comma list of primary-key columns hashed to choose the bucket (default: the trimmed primary key)',
   'file.format': 'data file format: parquet (default) or avro',
   'file.format.per.level': "data file format per LSM level, e.g. '0:avro,5:parquet' (data-file-format.ts)",
-  'deletion-vectors.enabled': 'tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: every merge engine, sequence.field, changelog none/input/lookup/full-compaction (num-levels ≥ 3); append tables: read, kept across commits, applied by compaction)',
+  'deletion-vectors.enabled': "tables with deletion vectors are read (deletion-vector.ts) and written (dv-writer.ts: every merge engine, sequence.field, changelog none/input/lookup; append tables: read, kept across commits, applied by compaction); not with changelog-producer full-compaction or merge-engine first-row (Paimon refuses both pairs; a table an earlier version made with one is read and written)",
   'disable-explicit-type-casting': 'ALTER may only widen column types (schema-change.ts)',
-  'file.compression': 'data file compression: zstd (Paimon default; read only here, refused at creation), snappy, gzip (deflate for Avro) or none; a table written elsewhere may name any codec (read; a data file written into it is refused)',
+  'file.compression': "data file compression as Java's writer of the format takes it: Parquet snappy, gzip or none (any case), Avro snappy, deflate or null (spelled exactly); zstd (Paimon default) is read only here, refused at creation; a table written elsewhere may name any codec (read; a data file written into it is refused)",
   'manifest.compression': 'Avro codec of manifests: deflate (default here), snappy or null, spelled exactly (Avro\'s names, as Paimon takes them); a table written elsewhere may name any (manifests written here use deflate)',
   'merge-engine': 'deduplicate (default), partial-update, aggregation or first-row (merge/README.md)',
   'sequence.field': 'comma list of columns compared before the system sequence number',
@@ -403,6 +403,32 @@ export function checkLookupFullCompaction(raw: Readonly<Record<string, string>>,
 }
 
 /**
+ * InvalidArgument for deletion vectors beside a changelog producer or merge engine Paimon refuses
+ * them with (SchemaValidation.validateForDeletionVectors, at create and ALTER): `full-compaction`
+ * (only none, input and lookup are supported) and `first-row` (unless `pk-clustering-override`,
+ * refused here anyway: write-options.ts). Checked where they are set here (creation, and an ALTER
+ * of one of the three, which are immutable here, so that it is told Paimon's reason:
+ * schema-change.ts); a table an earlier version or another writer made with such a pair opens and
+ * is read, and written as before (dv-writer.ts).
+ */
+export function checkDeletionVectorsPairs(raw: Readonly<Record<string, string>>, producer: ChangelogProducer, engine: MergeEngine): void {
+  if ((raw['deletion-vectors.enabled'] ?? 'false').trim().toLowerCase() !== 'true') return;
+  const dv = `option 'deletion-vectors.enabled' = '${raw['deletion-vectors.enabled']}'`;
+  if (producer !== 'none' && producer !== 'input' && producer !== 'lookup') {
+    throw invalidArgument(
+      `${dv} conflicts with 'changelog-producer' = '${raw['changelog-producer']}': Paimon refuses the pair ` +
+        `("Deletion vectors mode is only supported for NONE/INPUT/LOOKUP changelog producer now."); use changelog-producer none, input or lookup, or no deletion vectors`,
+    );
+  }
+  if (engine === 'first-row' && (raw['pk-clustering-override'] ?? 'false').trim().toLowerCase() !== 'true') {
+    throw invalidArgument(
+      `${dv} conflicts with 'merge-engine' = '${raw['merge-engine']}': Paimon refuses the pair ` +
+        `("First row merge engine does not need deletion vectors because there is no deletion of old data in this merge engine."); leave deletion vectors out`,
+    );
+  }
+}
+
+/**
  * `file.compression.per.level` ('0:lz4,1:zstd', Paimon's map of level to codec): InvalidArgument
  * unless every part is a level number and a codec name.
  */
@@ -419,7 +445,67 @@ export function compressionPerLevel(raw: Readonly<Record<string, string>>): Map<
 }
 
 /** `file.compression` values this store writes (data-file-format.ts); the others are read only. */
-const WRITABLE_COMPRESSION = new Set(['snappy', 'gzip', 'deflate', 'none', 'uncompressed']);
+const WRITABLE_COMPRESSION = new Set(['snappy', 'gzip', 'deflate', 'none', 'uncompressed', 'null']);
+
+/** Parquet's codec names (CompressionCodecName), which Paimon's Parquet writer takes in any case, besides 'none'. */
+const PARQUET_CODECS = new Set(['UNCOMPRESSED', 'SNAPPY', 'GZIP', 'LZO', 'BROTLI', 'LZ4', 'ZSTD', 'LZ4_RAW']);
+/** Avro's codec names (CodecFactory.fromString, an exact lookup), which Paimon's Avro writer takes besides 'zstd' in any case. */
+const AVRO_CODECS = new Set(['null', 'deflate', 'snappy', 'bzip2', 'xz', 'zstandard']);
+
+/**
+ * Whether Paimon's writer of `format` takes `codec` (its format factories): Parquet maps 'none' (any
+ * case) to uncompressed and looks the rest up as CompressionCodecName.fromConf (upper-cased,
+ * nothing trimmed); Avro maps 'zstd' (any case) and hands the rest to Avro's
+ * CodecFactory.fromString (spelled exactly). A codec either refuses fails a Java engine at its
+ * first data file of that format, not when the option is set.
+ */
+function javaWriterTakes(format: DataFormatName, codec: string): boolean {
+  if (format === 'parquet') return codec.toLowerCase() === 'none' || (/^[A-Za-z0-9_]+$/.test(codec) && PARQUET_CODECS.has(codec.toUpperCase()));
+  if (format === 'avro') return codec.toLowerCase() === 'zstd' || AVRO_CODECS.has(codec);
+  return true; // orc: refused here on its own (parseOptions, data-file-format.ts)
+}
+
+type DataFormatName = 'parquet' | 'avro' | 'orc';
+
+const CODECS_EXPECTED: Record<'parquet' | 'avro', string> = {
+  parquet: "expected 'snappy', 'gzip', 'none' or 'uncompressed' (Parquet's codec names, any case; Java also takes zstd, lz4, lzo, brotli and lz4_raw, which this store does not write)",
+  avro: "expected 'snappy', 'deflate' or 'null' (Avro's codec names, spelled exactly; Java also takes zstd, bzip2, xz and zstandard, which this store does not write)",
+};
+
+/**
+ * InvalidArgument when a data-file codec is one Paimon's writer for the format it is used with
+ * refuses (javaWriterTakes): `file.compression` with `file.format` and every format of
+ * `file.format.per.level`, and each `file.compression.per.level` codec with its level's format (as
+ * Java picks them: KeyValueFileWriterFactory). E.g. 'deflate' for Parquet, 'gzip' or 'none' for
+ * Avro, whose writers here wrote them as gzip, deflate and null: the files read in Java, but every
+ * Java engine's write failed. Checked where these options are set here (creation; ALTER when it
+ * sets one of them: schema-change.ts); a table written elsewhere with such a codec opens, and is
+ * written here as before.
+ */
+export function checkJavaCodecs(raw: Readonly<Record<string, string>>, numLevels: number): void {
+  const format = (raw['file.format'] ?? 'parquet').trim().toLowerCase() as DataFormatName;
+  const formatPerLevel = formatsPerLevel(raw);
+  const codec = raw['file.compression'] ?? 'zstd';
+  const codecPerLevel = new Map<number, string>();
+  const perLevelText = raw['file.compression.per.level'];
+  if (perLevelText !== undefined && perLevelText.trim() !== '') {
+    for (const part of perLevelText.split(',')) {
+      const m = /^\s*(\d+)\s*:\s*([A-Za-z0-9_]+)\s*$/.exec(part);
+      if (m) codecPerLevel.set(Number(m[1]), m[2]!);
+    }
+  }
+  const check = (f: DataFormatName, c: string, level: number | undefined): void => {
+    if (f === 'orc' || javaWriterTakes(f, c)) return;
+    const name = f === 'avro' ? 'Avro' : 'Parquet';
+    const option = level !== undefined && codecPerLevel.has(level) ? `option 'file.compression.per.level': '${c}' for level ${level}` : `option 'file.compression': '${c}'`;
+    const where = level !== undefined && formatPerLevel.has(level) ? ` (level ${level} is written in ${name}: 'file.format.per.level')` : '';
+    throw invalidArgument(`${option} is not a codec Paimon's ${name} writer takes${where}: a Java engine's first ${name} data file would fail; ${CODECS_EXPECTED[f]}`);
+  };
+  const levels = new Set([...formatPerLevel.keys(), ...codecPerLevel.keys()]);
+  // The table's own pair, for the levels neither map names (a writer has levels 0..num-levels - 1).
+  if ([...levels].filter((l) => l < numLevels).length < numLevels) check(format, codec, undefined);
+  for (const level of levels) check(formatPerLevel.get(level) ?? format, codecPerLevel.get(level) ?? codec, level);
+}
 /** `ignore-delete` and its fallback keys, in the order Paimon looks them up. */
 const IGNORE_DELETE_KEYS = ['ignore-delete', 'first-row.ignore-delete', 'deduplicate.ignore-delete', 'partial-update.ignore-delete'] as const;
 
@@ -544,12 +630,12 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   // (zstd and the rest) is refused when a data file is written (data-file-format.ts).
   const compressionText = get('file.compression') ?? 'zstd';
   const compression = strict || WRITABLE_COMPRESSION.has(compressionText.trim().toLowerCase())
-    ? parseEnum(compressionText, 'file.compression', ['zstd', 'snappy', 'gzip', 'deflate', 'none', 'uncompressed', 'lz4'] as const)
+    ? parseEnum(compressionText, 'file.compression', ['zstd', 'snappy', 'gzip', 'deflate', 'none', 'uncompressed', 'null', 'lz4'] as const)
     : 'zstd';
   if (strict) {
     // Avro data files (data-file-format.ts): per-level formats must parse; zstd cannot be written.
     const avro = format === 'avro' || [...formatsPerLevel(raw).values()].includes('avro');
-    if (avro && compression === 'zstd') throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use snappy, deflate or none");
+    if (avro && compression === 'zstd') throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use snappy, deflate or null");
   }
   // Parquet too (format/parquet/compression.ts): named at creation, not at the first flush.
   if (strict && compression === 'zstd' && get('file.compression') !== undefined) {
@@ -582,6 +668,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   const mergeEngine = parseEnum(get('merge-engine') ?? 'deduplicate', 'merge-engine', ['deduplicate', 'partial-update', 'aggregation', 'first-row'] as const);
   const changelogProducer = parseEnum(get('changelog-producer') ?? 'none', 'changelog-producer', ['none', 'input', 'lookup', 'full-compaction'] as const);
   if (strict) checkLookupFullCompaction(raw, changelogProducer);
+  if (strict) checkDeletionVectorsPairs(raw, changelogProducer, mergeEngine);
   // Paimon checks no bound (CoreOptions.numSortedRunCompactionTrigger): a table Java made with any
   // trigger opens and reads; a writer here is refused below 1 (write-options.ts), where Java's
   // universal compaction picks more runs than there are. 1 (compact whenever a bucket has two runs)
@@ -621,6 +708,8 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   // Stored for Java's writers (this store writes every level with 'file.compression'; a reader
   // takes each file's own codec): checked for its form where it is set here, creation and ALTER.
   if (strict) compressionPerLevel(raw);
+  // Set here, a codec the Java writer of the format it is used with takes (checkJavaCodecs).
+  if (strict) checkJavaCodecs(raw, numLevels);
   bool('disable-explicit-type-casting', false);
   // Partition directories are always written with Paimon's legacy names (partition-path.ts); a
   // Java reader of a table saying 'false' would look for DATE, TIME and TIMESTAMP partitions
@@ -650,7 +739,7 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
     bucketKey: parseList(get('bucket-key')),
     fileFormat: format === 'avro' ? 'avro' : 'parquet',
     // 'zstd' stands for every codec not written here (lz4 and the others kept above).
-    fileCompression: compression === 'uncompressed' ? 'none' : compression === 'lz4' ? 'zstd' : compression === 'deflate' ? 'gzip' : compression,
+    fileCompression: compression === 'uncompressed' || compression === 'null' ? 'none' : compression === 'lz4' ? 'zstd' : compression === 'deflate' ? 'gzip' : compression,
     manifestCompression: manifestCompression === 'none' ? 'null' : manifestCompression === 'zstd' ? 'deflate' : manifestCompression,
     mergeEngine,
     sequenceFields: parseList(get('sequence.field')),

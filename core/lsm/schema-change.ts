@@ -19,7 +19,7 @@
 import { checkAppendFullCompaction } from './append-table.ts';
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
-import { checkChangelogRetention, checkLookupFullCompaction, checkOptionValues, checkWriteBufferSize, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention } from './options.ts';
+import { checkChangelogRetention, checkDeletionVectorsPairs, checkJavaCodecs, checkLookupFullCompaction, checkOptionValues, checkWriteBufferSize, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention, type ChangelogProducer, type MergeEngine } from './options.ts';
 import { formatForLevel, formatsPerLevel, validateWritableFormats } from './data-file-format.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { checkFieldOptionBooleans } from './merge/field-options.ts';
@@ -192,6 +192,8 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
         const old = options[key];
         const value = c.kind === 'setOption' ? String(c.value) : undefined;
         if (old === value) break;
+        // A pair Paimon refuses whatever may change is refused with its reason (options.ts).
+        if (DV_PAIR_OPTIONS.includes(key)) dvPairsAfter(options, key, value);
         if (isImmutable(key)) throw invalidArgument(`option '${key}' cannot be changed after the table is created`);
         if (key.startsWith('fields.') && !FIELD_OPTION.test(key) && !(key in DECLARED_OPTIONS)) throw invalidArgument(`unknown option '${key}'`);
         if (!key.startsWith('fields.') && !(key in DECLARED_OPTIONS) && !KNOWN_MUTABLE.has(key)) throw invalidArgument(`unknown option '${key}'`);
@@ -337,6 +339,10 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
     const why = unwritableDataFiles(schema);
     if (why !== undefined && unwritableDataFiles(current) === undefined) throw notSupported(`ALTER: ${why}`);
   }
+  // Lenient above (a table written elsewhere with any codec opens); a data-file codec or format set
+  // here must give codecs Java's writers take (options.ts checkJavaCodecs: 'deflate' for Parquet,
+  // 'gzip' or 'none' for Avro made every Java write fail).
+  if (changes.some((c) => (c.kind === 'setOption' || c.kind === 'removeOption') && (DATA_FILE_OPTIONS.includes(c.key) || c.key === 'file.compression.per.level'))) checkJavaCodecs(schema.options.raw, schema.options.numLevels);
   const manifestCodec = changes.some((c) => c.kind === 'setOption' && c.key === 'manifest.compression') ? schema.options.raw['manifest.compression'] : undefined;
   if (manifestCodec !== undefined) parseOptions({ 'manifest.compression': manifestCodec }, true);
   // An ALTER may not make the table unwritable here (write-options.ts: e.g. 'tag.automatic-creation',
@@ -345,6 +351,19 @@ export function applySchemaChanges(current: TableSchema, changes: readonly Schem
   const added = writeRefusals(schema).find((r) => !before.has(r.key));
   if (added) throw notSupported(`ALTER: ${describeRefusal(added, false)}`);
   return schema;
+}
+
+/** The options of Paimon's deletion-vector pairs (options.ts checkDeletionVectorsPairs); immutable here. */
+const DV_PAIR_OPTIONS: readonly string[] = ['deletion-vectors.enabled', 'changelog-producer', 'merge-engine'];
+
+/** Throws Paimon's reason when `options` with `key` set to `value` (removed: undefined) hold a refused pair. */
+function dvPairsAfter(options: Readonly<Record<string, string>>, key: string, value: string | undefined): void {
+  const next: Record<string, string> = { ...options };
+  if (value === undefined) delete next[key];
+  else next[key] = value;
+  const producer = (next['changelog-producer'] ?? 'none').trim().toLowerCase();
+  const engine = (next['merge-engine'] ?? 'deduplicate').trim().toLowerCase();
+  checkDeletionVectorsPairs(next, producer as ChangelogProducer, engine as MergeEngine);
 }
 
 const DATA_FILE_OPTIONS: readonly string[] = ['file.compression', 'file.format', 'file.format.per.level'];

@@ -52,6 +52,13 @@ export interface AgentInbox {
    */
   isQuiet?(situationKey: string): boolean;
   /**
+   * The approval that alone keeps this situation quiet, when its command was applied (core/inbox
+   * `appliedQuiet`): the agent asks its rule whether the situation began anew since
+   * (`Rule.newOccurrence`), and if so passes it to `submit` (`newOccurrences`). An inbox without
+   * it: every quiet lasts.
+   */
+  appliedQuiet?(situationKey: string): Proposal | undefined;
+  /**
    * Whether the inbox holds a proposal of this run (core/inbox `hasRun`): a restart's test of
    * whether the newest run got as far as its submit. An inbox without it: every run did.
    */
@@ -81,7 +88,12 @@ export interface AgentInbox {
    * `quietEndedSince`): a run's RuleContext.quietEnded. An inbox without it: none.
    */
   quietEndedSince?(sinceMs: number): readonly Proposal[];
-  submit(batch: { runId: string; proposals: readonly ProposalInput[]; withdrawals: readonly { id: string; reason: string; message?: Message }[] }): SubmitResult;
+  submit(batch: {
+    runId: string;
+    proposals: readonly ProposalInput[];
+    withdrawals: readonly { id: string; reason: string; message?: Message }[];
+    newOccurrences?: readonly { situationKey: string; after: string }[];
+  }): SubmitResult;
 }
 
 export interface AgentOptions {
@@ -347,8 +359,33 @@ export class Agent {
     return Object.keys(out).length === 0 ? null : out;
   }
 
-  /** RuleContext.quiet: made once, not per context (contexts are made per recheck and per effect). */
-  private readonly quiet = (situationKey: string): boolean => this.o.inbox.isQuiet?.(situationKey) ?? false;
+  /**
+   * Whether the inbox would suppress the situation now, as the rules see it in `ctx`
+   * (RuleContext.quiet): the inbox's `isQuiet`, except where the quiet is an approval whose command
+   * was applied and its rule says the situation began anew since (`Rule.newOccurrence`); then
+   * `after` names that approval, for `submit`'s `newOccurrences`. A rule whose check throws keeps
+   * the quiet (a warning).
+   */
+  private quietIn(ctx: RuleContext, situationKey: string): { quiet: boolean; after?: string } {
+    const inbox = this.o.inbox;
+    if (!(inbox.isQuiet?.(situationKey) ?? false)) return { quiet: false };
+    const p = inbox.appliedQuiet?.(situationKey);
+    const rule = p === undefined ? undefined : this.ruleById.get(p.ruleId);
+    if (p === undefined || rule?.newOccurrence === undefined) return { quiet: true };
+    try {
+      return rule.newOccurrence(ctx, p) ? { quiet: false, after: p.id } : { quiet: true };
+    } catch (e) {
+      this.warn(`rule ${rule.id}@${rule.version}: whether ${situationKey} began anew after ${p.id} failed: ${(e as Error).message}; it stays quiet`);
+      return { quiet: true };
+    }
+  }
+
+  /** A context's `quiet`, judged on that context's state (`quietIn`). */
+  private withQuiet(make: (quiet: RuleContext['quiet']) => RuleContext): RuleContext {
+    let ctx!: RuleContext;
+    ctx = make((situationKey) => this.quietIn(ctx, situationKey).quiet);
+    return ctx;
+  }
 
   private context(
     runId: string,
@@ -362,7 +399,7 @@ export class Agent {
     quietEnded: readonly Proposal[] = [],
   ): RuleContext {
     const underway = Object.freeze(this.o.inbox.commandsUnderway());
-    return Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet: this.quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns), failedCommands: Object.freeze(failedCommands), quietEnded: Object.freeze(quietEnded) });
+    return this.withQuiet((quiet) => Object.freeze({ nowMs, runId, tables: Object.freeze(tables), siteTables: Object.freeze(siteTables), previousTags, config: this.config, underway, open: Object.freeze(open), quiet, withdrawnBetweenRuns: Object.freeze(withdrawnBetweenRuns), failedCommands: Object.freeze(failedCommands), quietEnded: Object.freeze(quietEnded) }));
   }
 
   /**
@@ -427,7 +464,7 @@ export class Agent {
       }
       return Object.freeze(out);
     };
-    return { ctx: Object.freeze({ ...ctx, tables: watch(STATE_TABLES, ctx.tables), siteTables: watch(this.siteNames, ctx.siteTables), ...(note ? { note } : {}) }), read };
+    return { ctx: this.withQuiet((quiet) => Object.freeze({ ...ctx, tables: watch(STATE_TABLES, ctx.tables), siteTables: watch(this.siteNames, ctx.siteTables), quiet, ...(note ? { note } : {}) })), read };
   }
 
   /**
@@ -504,7 +541,7 @@ export class Agent {
         ruleErrors.push({ ruleId: rule.id, message: (e as Error).message });
         this.warn(`rule ${rule.id}@${rule.version} failed in run ${runId}: ${(e as Error).message}`);
       };
-      const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<string> }[] = [];
+      const evaluated: { rule: Rule; drafts: ReturnType<Rule['evaluate']>; read: Set<string>; ctx: RuleContext }[] = [];
       const notes: RunResult['notes'] = [];
       let drafts = 0;
       for (const rule of this.rules) {
@@ -515,11 +552,12 @@ export class Agent {
           notes.push({ ruleId: rule.id, message });
           this.warn(`rule ${rule.id}@${rule.version} in run ${runId}: ${message}`);
         };
-        const rec = this.recording(own === ctx.previousTags ? ctx : Object.freeze({ ...ctx, previousTags: own }), note);
+        const ruleCtx = own === ctx.previousTags ? ctx : this.withQuiet((quiet) => Object.freeze({ ...ctx, previousTags: own, quiet }));
+        const rec = this.recording(ruleCtx, note);
         try {
           const ds = rule.evaluate(rec.ctx);
           drafts += ds.length;
-          evaluated.push({ rule, drafts: ds, read: rec.read });
+          evaluated.push({ rule, drafts: ds, read: rec.read, ctx: ruleCtx });
         } catch (e) {
           failed(rule, e);
           nextFailedBaselines.set(rule.id, own);
@@ -551,21 +589,32 @@ export class Agent {
       const duplicates: string[] = [];
       // Drafts whose situation the inbox would suppress now (decided lately: RuleContext.quiet).
       const quietDrafts: string[] = [];
+      // Situations quiet by an applied approval that their rule says began anew (Rule.newOccurrence).
+      const newOccurrences: { situationKey: string; after: string }[] = [];
       const broken = new Set<string>();
-      for (const { rule, drafts: ds, read } of evaluated) {
+      for (const { rule, drafts: ds, read, ctx: ruleCtx } of evaluated) {
         const ruleInputs: ProposalInput[] = [];
         const ruleDuplicates: string[] = [];
         const ruleQuiet: string[] = [];
+        const ruleNew: { situationKey: string; after: string }[] = [];
         try {
           for (const d of ds) {
             const key = situationKey(rule.id, d.action, this.keyParams(rule, d));
-            if (openKeys.has(key)) ruleDuplicates.push(key);
-            else if (this.quiet(key)) ruleQuiet.push(key);
-            else ruleInputs.push(this.toInput(rule, d, key, read, all, tags, runId));
+            if (openKeys.has(key)) {
+              ruleDuplicates.push(key);
+              continue;
+            }
+            const q = this.quietIn(ruleCtx, key);
+            if (q.quiet) ruleQuiet.push(key);
+            else {
+              ruleInputs.push(this.toInput(rule, d, key, read, all, tags, runId));
+              if (q.after !== undefined) ruleNew.push({ situationKey: key, after: q.after });
+            }
           }
           inputs.push(...ruleInputs);
           duplicates.push(...ruleDuplicates);
           quietDrafts.push(...ruleQuiet);
+          newOccurrences.push(...ruleNew);
           // A quiet draft is not proposed, and a rule that drafts on what changed since its
           // baseline (stock-reorder: a row fallen below its point) would not draft it again: the
           // row stayed below its point, unproposed, for good. The rule reads from the same baseline
@@ -592,7 +641,7 @@ export class Agent {
       }
       let submitted: SubmitResult;
       try {
-        submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals: kept });
+        submitted = this.o.inbox.submit({ runId, proposals: inputs, withdrawals: kept, ...(newOccurrences.length > 0 ? { newOccurrences } : {}) });
       } catch (e) {
         // Nothing of this run reached the inbox: its tags go and the diff base stays, so the next
         // run — or a restart, from the newest agent-* tag — reads these changes again, and a

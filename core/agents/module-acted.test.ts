@@ -75,7 +75,7 @@ describe('release-blocked-job: a job that left the work queue', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [releaseBlockedJob] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '8', action: 'release_job', params: { job_id: 'J-1' } });
+    expect(p).toMatchObject({ ruleVersion: '9', action: 'release_job', params: { job_id: 'J-1' } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };
@@ -150,7 +150,7 @@ describe('assign-job: a job that left the work queue', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '5', action: 'assign_job', params: { job_id: 'J-1', resource_id: 'M-1' } });
+    expect(p).toMatchObject({ ruleVersion: '6', action: 'assign_job', params: { job_id: 'J-1', resource_id: 'M-1' } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };
@@ -296,7 +296,7 @@ describe('stock-reorder: moves after the approval', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '9', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '10', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     const { wb, ack } = writeBack(agent, inbox);
     await approveAndSend(inbox, p);
     return { agent, inbox, p, wb, ack };

@@ -2,7 +2,7 @@
 // nothing else. No writer, no tags, no expiration, no way back to the Table.
 //
 // Read-only by type: the interface has only `scan`, `get`, `getAt`, `changesSince`,
-// `versionsSince` and a few names.
+// `versionsSince`, `tagSnapshotId` and a few names.
 // Read-only at runtime: the handle is a frozen object behind a Proxy whose closures hold the
 // Table; it has no property that leads to it, and naming any Table or TableWriter mutator on it
 // (`newWriter`, `createTag`, `deleteTag`, `write`, `commit`, …, also through a cast) throws
@@ -57,6 +57,12 @@ export interface ReadOnlyTable {
    * longer be read); empty when `from` is this snapshot or later.
    */
   versionsSince(from: number, key: Readonly<Record<string, Json>>): readonly RowChange[] | undefined;
+  /**
+   * The snapshot id a tag of the table points at (the previous run's `agent-<run id>`), or
+   * undefined when the table has no such tag: whether that state came before or after another
+   * (stock-reorder's `newOccurrence`: the baseline after the snapshot an approval checked).
+   */
+  tagSnapshotId(tag: string): number | undefined;
   /** The row's primary key as a record. */
   keyOf(row: Row): Record<string, Json>;
 }
@@ -330,6 +336,9 @@ export function readOnlyTable(table: Table, name: string, snapshotId?: number, c
         cache.versions.set(memoKey, { to: id, list: Object.freeze(out) });
       }
       return Object.freeze(out);
+    },
+    tagSnapshotId(tag) {
+      return table.tags.exists(tag) ? table.tags.get(tag).snapshot.id : undefined;
     },
     keyOf(row) {
       const k: Record<string, Json> = {};

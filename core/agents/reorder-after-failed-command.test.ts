@@ -32,7 +32,7 @@ it('proposes a replenishment again when procurement refused the approved one and
   site.nowMs += 60_000;
   const again = agent.run().created;
   expect(again.map((x) => x.params)).toEqual([{ item: 'NUT', location: 'A', qty: 17, position_before: 3 }]);
-  expect(again[0]!.ruleVersion).toBe('9');
+  expect(again[0]!.ruleVersion).toBe('10');
   // Once proposed, not again (its open proposal is the duplicate's).
   site.nowMs += 60_000;
   const next = agent.run();

@@ -60,7 +60,7 @@ describe('stock-reorder proposes a row again once its quiet period ended', () =>
     expect(inbox.isQuiet(key)).toBe(true);
     const made = runEveryMinute(agent, decidedAt + 8 * HOUR + 30 * MIN);
     expect(made).toEqual([{ atMs: decidedAt + 8 * HOUR, params: NUT }]);
-    expect(stockReorder.version).toBe('9');
+    expect(stockReorder.version).toBe('10');
   });
 
   it('after an approval whose command timed out unanswered', async () => {

@@ -7,6 +7,8 @@
 //                        withdraw resolved proposals after each run, and as the compare-and-set
 //                        check when a person approves (against the latest snapshots);
 //   effectSeen(ctx, p)   does the state show that the approved action was carried out?
+//   newOccurrence(ctx, p) (optional) after p's command was applied: has its situation ended and
+//                        begun again since, so that the approval's quiet no longer holds?
 //
 // A rule may read tables of the site's own too (config.json `tables` entries with columns): it
 // names them in `reads`, and the context holds them in `siteTables` (DESIGN.md, "Site tables").
@@ -60,8 +62,10 @@ export interface RuleContext {
   /**
    * Whether the inbox would suppress a proposal of this situation key now (core/inbox `isQuiet`:
    * approved or rejected within `resuggestAfterDecisionMs`, or its commands failed again and
-   * again). A rule that hands something out once (assign-job: a resource) skips such a draft, so
-   * what it would have taken goes to the next situation in the same run.
+   * again) — not when the quiet is an approval whose command was applied and the situation's rule
+   * says it began anew since (`Rule.newOccurrence`). A rule that hands something out once
+   * (assign-job: a resource) skips such a draft, so what it would have taken goes to the next
+   * situation in the same run.
    */
   readonly quiet: (situationKey: string) => boolean;
   /**
@@ -136,6 +140,17 @@ export interface Rule {
   evaluate(ctx: RuleContext): ProposalDraft[];
   recheck(ctx: RuleContext, p: Proposal): Recheck;
   effectSeen(ctx: RuleContext, p: Proposal): boolean;
+  /**
+   * After an approval of this rule whose command was applied (the module carried it out), the
+   * situation stays quiet for `resuggestAfterDecisionMs` (core/inbox) — unless this says the state
+   * in ctx is a new occurrence of it: the situation was seen ended after the approval (the job
+   * assigned, released; the row at or above its point) and holds again now. Asked by the agent for
+   * a situation the rule drafts (or asks `ctx.quiet` of) while only that approval keeps it quiet.
+   * Absent, or false: the quiet lasts (escalate-late-job: a job still late after its raise is not
+   * escalated again every minute). It must never take the state the command found for a new
+   * occurrence: an order acknowledged before its inbound shows is still the same dip.
+   */
+  newOccurrence?(ctx: RuleContext, p: Proposal): boolean;
 }
 
 export const HOLDS: Recheck = Object.freeze({ holds: true });

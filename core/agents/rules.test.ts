@@ -140,7 +140,7 @@ describe('assign-job with an open proposal for the resource', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [assignJob] } });
     const p1 = agent.run().created[0]!;
-    expect(p1).toMatchObject({ ruleVersion: '5', params: { job_id: 'J-1', resource_id: 'M-1' } });
+    expect(p1).toMatchObject({ ruleVersion: '6', params: { job_id: 'J-1', resource_id: 'M-1' } });
     // J-0 comes ahead of J-1, and M-2 (another capability) is free: M-1 stays J-1's while its proposal is open.
     site.job({ job_id: 'J-0', capability: 'pick', priority: 9 });
     site.resource('M-2', 'pack', 'free');
@@ -189,7 +189,7 @@ describe('assign-job and a situation the inbox keeps quiet', () => {
     const r = agent.run();
     expect(r.suppressed).toEqual([]);
     expect(r.created.map((p) => p.params)).toEqual([{ job_id: 'J-2', resource_id: 'M-1' }]);
-    expect(r.created[0]!.ruleVersion).toBe('5');
+    expect(r.created[0]!.ruleVersion).toBe('6');
   });
 
   it('gives the resource to the next job when the module refused the assignment FAILURES_TO_QUIET times', async () => {
@@ -262,7 +262,7 @@ describe('release-blocked-job', () => {
     const { agent } = site.agentAndInbox({ agent: { config } });
     const created = agent.run().created;
     const rel = (job: string) => created.find((p) => p.ruleId === 'release-blocked-job' && p.params.job_id === job)!;
-    expect(rel('J-1')).toMatchObject({ ruleVersion: '8', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
+    expect(rel('J-1')).toMatchObject({ ruleVersion: '9', risk: 'medium', riskReason: 'the job uses 5 of 45 available BOLT; only 0 can be taken without a location falling below its reorder point (A: 40, B: 40, C: 40)' });
     // …and stock-reorder, in the same run, orders each of those locations.
     expect(created.filter((p) => p.ruleId === 'stock-reorder' && p.params.item === 'BOLT').map((p) => p.params.location)).toEqual(['A', 'B', 'C']);
     expect(rel('J-2')).toMatchObject({ risk: 'low', riskReason: '3 NUT stay available after the job takes 5' });
@@ -326,7 +326,7 @@ describe('release-blocked-job and a situation the inbox keeps quiet', () => {
     const r = agent.run();
     expect(r.suppressed).toEqual([]);
     expect(r.created.map((p) => p.params.job_id)).toEqual(['J-B']);
-    expect(r.created[0]!.ruleVersion).toBe('8');
+    expect(r.created[0]!.ruleVersion).toBe('9');
     expect(r.created[0]!.explanation).toMatch(/30 BOLT are now available \(needs 20\)\. Release it\./);
     expect(agent.recheck(r.created[0]!)).toMatchObject({ holds: true });
   });
@@ -376,7 +376,7 @@ describe('release-blocked-job and the jobs released but not started', () => {
     const rel = agent.run().created.filter((p) => p.ruleId === 'release-blocked-job');
     // 30 BOLT: J-1 holds 20; J-2's 20 do not fit in the 10 left, though it comes first in the queue; J-3's 5 do.
     expect(rel.map((p) => p.params.job_id)).toEqual(['J-3']);
-    expect(rel[0]).toMatchObject({ ruleVersion: '8' });
+    expect(rel[0]).toMatchObject({ ruleVersion: '9' });
     expect(rel[0]!.explanation).toMatch(/needs 5 after 20 for J-1, released but not started, approved for release or ahead of it in the queue/);
     expect(rel[0]!.evidence.find((e) => e.table === 'work_queue')!.rows.map((r) => r.key)).toEqual([{ job_id: 'J-3' }, { job_id: 'J-1' }]);
   });
@@ -647,7 +647,7 @@ describe('stock-reorder (changelog-triggered)', () => {
     site.commit();
     const { agent, inbox } = site.agentAndInbox({ agent: { rules: [stockReorder] } });
     const p = agent.run().created[0]!;
-    expect(p).toMatchObject({ ruleVersion: '9', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
+    expect(p).toMatchObject({ ruleVersion: '10', params: { item: 'NUT', location: 'A', qty: 17, position_before: 3 } });
     // The 3 on order arrive (inbound 3 → 0, on hand 0 → 3), then 2 are picked: position 1, still
     // below the point, so the approval's recheck holds.
     site.stock('NUT', 'A', { on_hand: 3, inbound: 0 });

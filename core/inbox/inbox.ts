@@ -171,6 +171,13 @@ export interface SubmitBatch {
   proposals: readonly ProposalInput[];
   /** Why each is withdrawn: the text (the record) and, where the rule gave one, the message. */
   withdrawals: readonly { id: string; reason: string; message?: Message }[];
+  /**
+   * Situations that began anew after an approval whose command was applied (`after`: that
+   * proposal's id, `appliedQuiet`): the agent's rule saw the situation end and come back (core/agents
+   * `Rule.newOccurrence`). That approval's quiet does not suppress their proposals; another
+   * decision's, or failures', still does. Default none.
+   */
+  newOccurrences?: readonly { situationKey: string; after: string }[];
 }
 
 export interface SubmitResult {
@@ -299,6 +306,11 @@ export class Inbox {
   private readonly bySituation = new Map<string, string>();
   /** Situation key → when it was last approved or rejected. */
   private readonly decidedAt = new Map<string, number>();
+  /**
+   * Situation key → the proposal of that decision (`decidedAt`): its id, and the proposal once
+   * `appliedQuiet` read it (read again after its command moves, `markCommand`).
+   */
+  private readonly decidedBy = new Map<string, { id: string; proposal?: Proposal | null }>();
   /** Situation key → its commands that failed within resuggestAfterDecisionMs, oldest first. */
   private readonly failures = new Map<string, CommandFailure[]>();
   /**
@@ -425,7 +437,10 @@ export class Inbox {
         const awaited = timedOutAcknowledged(commandState) && now - Number(commandAt) < this.resuggestMs;
         if (status === 'open' || status === 'deferred' || (status === 'approved' && (commandInFlight(commandState) || awaited))) wanted.push(String(id));
         if ((decision === 'approved' || decision === 'rejected') && now - Number(decidedAt) < this.resuggestMs && command !== 'failed') {
-          this.decidedAt.set(String(key), Math.max(this.decidedAt.get(String(key)) ?? 0, Number(decidedAt)));
+          if (Number(decidedAt) >= (this.decidedAt.get(String(key)) ?? 0)) {
+            this.decidedAt.set(String(key), Number(decidedAt));
+            this.decidedBy.set(String(key), { id: String(id) });
+          }
         }
       }
     } finally {
@@ -560,11 +575,39 @@ export class Inbox {
     return this.quietAt(situationKey, this.clock());
   }
 
-  /** isQuiet at `now` (submit's test, after its pruning too). */
-  private quietAt(situationKey: string, now: number): boolean {
+  /**
+   * isQuiet at `now` (submit's test, after its pruning too). `newAfter`: the id of an applied
+   * approval the agent says the situation began anew after (`SubmitBatch.newOccurrences`) — that
+   * decision's quiet does not count.
+   */
+  private quietAt(situationKey: string, now: number, newAfter?: string): boolean {
     const at = this.decidedAt.get(situationKey);
-    if (at !== undefined && now - at < this.resuggestMs) return true;
+    if (at !== undefined && now - at < this.resuggestMs && (newAfter === undefined || this.appliedQuietAt(situationKey, now)?.id !== newAfter)) return true;
     return this.failures.has(situationKey) && this.recentFailures(situationKey, now).filter((f) => f.sent).length >= FAILURES_TO_QUIET;
+  }
+
+  /**
+   * The approval that alone keeps this situation quiet now, when its command was applied (the
+   * module carried it out): the situation's latest decision, within resuggestAfterDecisionMs, and
+   * no failures quiet it. Undefined otherwise (not quiet; quiet by a rejection, by an approval whose
+   * command is anything but applied, or by failures). The inbox does not judge whether the
+   * situation began anew since: the agent asks the proposal's rule (core/agents
+   * `Rule.newOccurrence`) and says so in `submit` (`SubmitBatch.newOccurrences`); without that, the
+   * quiet lasts as any decision's. The proposal is read once per decision (applied is final).
+   */
+  appliedQuiet(situationKey: string): Proposal | undefined {
+    this.check();
+    return this.appliedQuietAt(situationKey, this.clock());
+  }
+
+  private appliedQuietAt(situationKey: string, now: number): Proposal | undefined {
+    const at = this.decidedAt.get(situationKey);
+    const by = this.decidedBy.get(situationKey);
+    if (at === undefined || by === undefined || now - at >= this.resuggestMs) return undefined;
+    if (this.failures.has(situationKey) && this.recentFailures(situationKey, now).filter((f) => f.sent).length >= FAILURES_TO_QUIET) return undefined;
+    if (by.proposal === undefined) by.proposal = this.get(by.id) ?? null;
+    const p = by.proposal;
+    return p !== null && p.status === 'approved' && p.command?.state === 'applied' ? p : undefined;
   }
 
   /**
@@ -728,7 +771,12 @@ export class Inbox {
     this.check();
     const now = this.clock();
     const result: SubmitResult = { created: [], duplicates: [], suppressed: [], withdrawn: [] };
-    for (const [key, at] of this.decidedAt) if (now - at >= this.resuggestMs) this.decidedAt.delete(key);
+    for (const [key, at] of this.decidedAt) {
+      if (now - at < this.resuggestMs) continue;
+      this.decidedAt.delete(key);
+      this.decidedBy.delete(key);
+    }
+    const newAfter = new Map((batch.newOccurrences ?? []).map((o) => [o.situationKey, o.after]));
     for (const key of this.failures.keys()) this.recentFailures(key, now);
     // Withdrawals first: a situation resolved and seen again in the same run gets a new proposal.
     for (const w of batch.withdrawals) {
@@ -744,7 +792,7 @@ export class Inbox {
         result.duplicates.push(input.situationKey);
         continue;
       }
-      if (this.quietAt(input.situationKey, now)) {
+      if (this.quietAt(input.situationKey, now, newAfter.get(input.situationKey))) {
         result.suppressed.push(input.situationKey);
         continue;
       }
@@ -921,6 +969,8 @@ export class Inbox {
     if (state === 'acknowledged' && p.command.state === 'timed_out') return this.lateAck(p, p.command, now, detail, actor);
     const c: CommandProgress = { state, topic: p.command.topic, sentAtMs: state === 'sent' ? now : p.command.sentAtMs, updatedAtMs: now, detail: detail ?? p.command.detail };
     const next = this.writeGroup(p, 'command', commandColumns(c));
+    const by = this.decidedBy.get(p.situationKey);
+    if (by?.id === id) by.proposal = undefined; // appliedQuiet reads it again
     if (state === 'failed' || state === 'timed_out') this.ended.set(id, { id, action: p.action, state, atMs: now, detail: c.detail });
     else this.ended.delete(id);
     this.appendGroupEntry('command', { atMs: now, proposalId: id, event: `command_${state}`, actor, detail: entryDetail.command(c.topic, detail) });
@@ -929,7 +979,10 @@ export class Inbox {
     // unless its commands failed FAILURES_TO_QUIET times by now. Before the commit, as the write
     // above: a commit that fails leaves the failure in memory and in the writer, for the next one.
     if (state === 'failed') {
-      if (this.decidedAt.get(p.situationKey) === p.decision!.atMs) this.decidedAt.delete(p.situationKey);
+      if (this.decidedAt.get(p.situationKey) === p.decision!.atMs) {
+        this.decidedAt.delete(p.situationKey);
+        this.decidedBy.delete(p.situationKey);
+      }
       this.failedAgain(p.situationKey, { id, atMs: now, detail: c.detail, sent: c.sentAtMs !== null });
     }
     this.commitBoth();
@@ -1092,7 +1145,10 @@ export class Inbox {
   /** `extra`: columns outside the groups written with the decision (a stale approval's message). */
   private decideAs(p: Proposal, d: Decision, extra: InboxRow = {}): Proposal {
     const next = this.writeGroup(p, 'decision', { ...decisionColumns(d), ...extra });
-    if (d.kind === 'approved' || d.kind === 'rejected') this.decidedAt.set(p.situationKey, d.atMs);
+    if (d.kind === 'approved' || d.kind === 'rejected') {
+      this.decidedAt.set(p.situationKey, d.atMs);
+      this.decidedBy.set(p.situationKey, { id: p.id });
+    }
     this.noteQuietEnd(p, d);
     this.appendGroupEntry('decision', { atMs: d.atMs, proposalId: p.id, event: d.kind, actor: d.by, detail: entryDetail.decided(d) });
     return next;

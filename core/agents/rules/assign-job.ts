@@ -24,6 +24,11 @@
 // queue whose versions cannot tell (assigned and removed in one commit, a commit of the range
 // expired) counts when the module acknowledged the command. v4 looked at the job now only, and
 // timed out a command the module had carried out.
+//
+// v6: a job whose assignment was applied and that waits again (its machine went down, operations
+// put it back in the queue unassigned) is a new occurrence (`newOccurrence`): it is proposed at
+// once, not after the approval's quiet (resuggestAfterDecisionMs, 8 h). v5 left it unproposed for
+// that long, and skipped it before matching, so it was not even counted as suppressed.
 
 import { situationKey } from '../../inbox/index.ts';
 import { byQueueOrder, job, resource, waitingToStart } from '../rows.ts';
@@ -65,7 +70,7 @@ function named(ctx: RuleContext): Map<string, string> {
 
 export const assignJob: Rule = {
   id: 'assign-job',
-  version: '5',
+  version: '6',
   description: 'Assign a released, unassigned job to a free resource with the needed capability; a resource an approved assignment promised, or an open one names, is not offered again.',
   messages: {
     'assign-job.explanation': {
@@ -165,5 +170,21 @@ export const assignJob: Rule = {
     // A job gone whose versions cannot tell: the module's ok ack (a refusal is a failed ack). A job
     // still in the queue waits for its assignment to show: until then it stays promised.
     return jr === undefined && moduleAcknowledged(p);
+  },
+
+  // Applied (v6) means the job was seen assigned to the resource after the approval, or gone from
+  // the queue (then the module's ok ack): a job that waits to start now has ended and begun again.
+  // Where the versions since the checked snapshot can be read, one of them must show it so (not
+  // waiting, or removed): a context on a state older than the one the effect was seen on is not
+  // taken for a new occurrence.
+  newOccurrence(ctx, p) {
+    const wq = ctx.tables.work_queue;
+    const key = { job_id: p.params.job_id! };
+    const jr = wq.get(key);
+    if (jr === undefined || !waitingToStart(job(jr))) return false;
+    const checked = p.decision?.snapshots.checked.work_queue;
+    if (typeof checked !== 'number') return false;
+    const versions = wq.versionsSince(checked, key);
+    return versions === undefined || versions.some((c) => c.kind === '-D' || ((c.kind === '+I' || c.kind === '+U') && !waitingToStart(job(c.row))));
   },
 };

@@ -43,6 +43,10 @@
 // shows it released (blocked again or removed since); a job gone from the queue whose versions
 // cannot tell counts when the module acknowledged the command. (v4 counted any job gone as
 // released: one deleted before the module acted was marked applied while the module refused it.)
+//
+// v9: a job whose release was applied and that is blocked again is a new occurrence
+// (`newOccurrence`): proposed as soon as its material covers it, not after the approval's quiet
+// (resuggestAfterDecisionMs, 8 h), as v8 did.
 
 import { reorderPolicy, type AgentConfig } from '../config.ts';
 import { available, byQueueOrder, exact, job, position, stockOf, type Job } from '../rows.ts';
@@ -236,7 +240,7 @@ function jobList(rows: readonly Row[]): Json {
 
 export const releaseBlockedJob: Rule = {
   id: 'release-blocked-job',
-  version: '8',
+  version: '9',
   description:
     'Release a job blocked on material once available stock (on_hand − reserved) covers its material quantity; jobs waiting for the same item are served in queue order, after the jobs released and not yet started and those an approved release promised it to (a job whose release the inbox would suppress takes none); medium risk when it takes a location below its own reorder point.',
   messages: {
@@ -390,5 +394,20 @@ export const releaseBlockedJob: Rule = {
     // commit of the range expired), the module's ok ack: it released it. A refusal is a failed ack
     // instead. A job still blocked waits for its release to show.
     return jr === undefined && moduleAcknowledged(p);
+  },
+
+  // Applied (v9) means the job was seen not blocked after the approval, or gone from the queue
+  // (then the module's ok ack): blocked now, it has ended and begun again. Where the versions since
+  // the checked snapshot can be read, one of them must show it so (not blocked, or removed): a
+  // context on a state older than the one the effect was seen on is not taken for a new occurrence.
+  newOccurrence(ctx, p) {
+    const wq = ctx.tables.work_queue;
+    const key = { job_id: p.params.job_id! };
+    const jr = wq.get(key);
+    if (jr === undefined || job(jr).status !== 'blocked') return false;
+    const checked = p.decision?.snapshots.checked.work_queue;
+    if (typeof checked !== 'number') return false;
+    const versions = wq.versionsSince(checked, key);
+    return versions === undefined || versions.some((c) => c.kind === '-D' || ((c.kind === '+I' || c.kind === '+U') && job(c.row).status !== 'blocked'));
   },
 };

@@ -39,6 +39,13 @@
 // is at or above the point by `withdrawMargin` — a tenth of the band between the point and the
 // order-up-to level —, not at the point: v8 withdrew and proposed anew on every swing of a level
 // between 4 and 5 (point 5). A row is proposed, as before, only below the point.
+// v10: a row whose approved order was applied and that is below its point again is a new
+// occurrence (`newOccurrence`), proposed at once instead of after the approval's quiet
+// (resuggestAfterDecisionMs, 8 h): the order's inbound shows in the row now, or the row was at or
+// above its point after the snapshot the approval checked — at the rule's baseline (a later
+// snapshot), or in its versions since that snapshot. Never the dip the order was for: procurement's
+// ack can mark the order applied before its inbound shows (the checked snapshot expired, the row
+// deleted), and the row still low from before is read by nothing above as a recovery.
 
 import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
@@ -50,7 +57,7 @@ import { gone, HOLDS, moduleAcknowledged, type ProposalDraft, type Rule, type Ru
 
 export const stockReorder: Rule = {
   id: 'stock-reorder',
-  version: '9',
+  version: '10',
   description: 'When stock falls below its reorder point (on_hand − reserved + inbound), propose a replenishment up to the order-up-to level.',
   messages: {
     'stock-reorder.explanation': {
@@ -172,6 +179,48 @@ export const stockReorder: Rule = {
     if (c === null) return moduleAcknowledged(p);
     if (c !== undefined && (position(r) >= exact(position(c) + qty) || inbound(r) >= exact(inbound(c) + qty))) return true;
     return orderInVersions(stock, checked, c, key, qty) ?? moduleAcknowledged(p);
+  },
+
+  newOccurrence(ctx, p) {
+    const stock = ctx.tables.stock;
+    const key = { item: p.params.item!, location: p.params.location! };
+    const r = stock.get(key);
+    if (r === undefined || !counted(r)) return false;
+    const { reorderPoint } = reorderPolicy(ctx.config, String(p.params.item), String(p.params.location));
+    if (position(r) >= reorderPoint) return false;
+    const checked = p.decision?.snapshots.checked.stock;
+    if (typeof checked !== 'number' || stock.snapshotId === null || checked >= stock.snapshotId) return false;
+    const qty = Number(p.params.qty);
+    const c = stock.getAt(checked, key);
+    // The order's inbound is in the row now (over the proposal's row or the checked one, as
+    // effectSeen compares): its position counts the order, and is below the point all the same.
+    const seen = p.evidence.find((e) => e.table === 'stock')?.rows.find((e) => e.key.item === p.params.item && e.key.location === p.params.location);
+    if ((seen !== undefined && inbound(r) >= exact(inbound(seen.values) + qty)) || (c != null && inbound(r) >= exact(inbound(c) + qty))) return true;
+    const recovered = (row: Row | Record<string, Json> | undefined): boolean => row !== undefined && counted(row) && position(row) >= reorderPoint;
+    // At or above the point at the rule's baseline, a snapshot after the one the approval checked.
+    const base = ctx.previousTags?.stock;
+    const baseId = base === undefined ? undefined : stock.tagSnapshotId(base);
+    if (base !== undefined && baseId !== undefined && baseId > checked) {
+      const was = stock.changesSince(base).find((x) => (x.kind === '-U' || x.kind === '-D') && keyText(x.row) === keyText(r));
+      if (was !== undefined && recovered(was.row)) return true;
+    }
+    // At or above it in one of the row's versions since that snapshot (each holds the columns its
+    // commit wrote: laid over the checked row in order). Unreadable: nothing shows a recovery.
+    if (c === null) return false;
+    const versions = stock.versionsSince(checked, key);
+    if (versions === undefined) return false;
+    let row: Record<string, Json> | undefined = c === undefined ? undefined : { ...c };
+    for (const v of versions) {
+      if (v.kind === '-U') continue;
+      if (v.kind === '-D') {
+        row = undefined;
+        continue;
+      }
+      row = { ...row };
+      for (const [k, value] of Object.entries(v.row)) if (value !== null) row[k] = value;
+      if (recovered(row)) return true;
+    }
+    return false;
   },
 };
 

@@ -169,8 +169,9 @@ export interface Cut {
  * table already, the existing tags are the cut. The cut's instant is `atMs`, else the newest tagged
  * snapshot's time (`clock` only when no table has a snapshot). Else, when `from` names a tag some
  * table has (`--tag` naming an `hourly-…` or `agent-…` tag rather than a fixture), that tag is the
- * cut: its snapshots where it is, the other tables' at its instant (`Cut.from`). `untilMs` before
- * the cut's instant is refused before anything is tagged.
+ * cut: its snapshots where it is, the other tables' at its instant (`Cut.from`); an `hourly-…` or
+ * `agent-<run id>` name no table has (expired) is refused. `untilMs` before the cut's instant is
+ * refused before anything is tagged.
  */
 export function makeCut(catalog: Catalog, database: string, tag: string, o: { atMs?: number; from?: string; clock?: () => number; untilMs?: number; retainMs?: number } = {}): Cut {
   const names = catalog.listTables(database);
@@ -230,6 +231,18 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   };
   const from = o.from;
   const holders = from === undefined ? [] : opened.filter(([, t]) => t.tags.exists(from));
+  // The name of one of the site's own tags that no table holds (expired, or deleted) was taken as a
+  // fixture's name: a new cut now, named after an hour or run it holds nothing of.
+  if (from !== undefined && holders.length === 0) {
+    const kept = /^hourly-\d{10}$/.test(from)
+      ? 'an hourly tag is kept 7 days (core/sync scheduled tags)'
+      : from.startsWith(AGENT_TAG_PREFIX) && runIdMs(from.slice(AGENT_TAG_PREFIX.length)) !== undefined
+        ? "an agent run's tag is kept 7 days when the run brought something new to decide, else a day (config.json `evidence`)"
+        : undefined;
+    if (kept !== undefined) {
+      throw new Error(`tag ${from} is not on any table of the site: ${kept}, and it has expired or was deleted, so there is no cut at its instant. Cut at a newer one (\`tilstand table tags\` lists a table's), or give the fixture a name of another form to cut now`);
+    }
+  }
   if (from !== undefined && holders.length > 0) {
     // Another tag as the cut: its snapshots where it is, the others at its instant.
     if (o.atMs !== undefined) throw new Error(`give the cut once: --at, or a tag to cut at (${from})`);
@@ -398,6 +411,13 @@ function exportTable(table: Table, snapshot: Snapshot, tag: string, baseline: st
   writeFileSync(join(dst, 'snapshot', 'EARLIEST'), String(snapshot.id));
   copyInto(table.paths.tagFile(tag), join(dst, 'tag', `tag-${tag}`));
   if (baseline) copyInto(table.paths.tagFile(baseline), join(dst, 'tag', `tag-${baseline}`));
+}
+
+/** A table's schema files only (a table with no snapshot at the cut: it starts empty). */
+function exportSchemas(table: Table, dst: string): void {
+  for (const f of table.fileIO.list(table.paths.schemaDir)) {
+    if (/^schema-\d+$/.test(f)) copyInto(table.paths.schemaFile(Number(f.slice(7))), join(dst, 'schema', f));
+  }
 }
 
 
@@ -570,6 +590,10 @@ export async function exportFixture(o: ExportOptions): Promise<ExportResult> {
       if (baseline && n === 'work_queue') baselineRunId = baseline.slice(AGENT_TAG_PREFIX.length);
       tables[n] = { snapshotId: snapshot?.id ?? null, journalPosition: pos ?? null, snapshotTimeMs: snapshot?.timeMillis ?? null, baselineAgentTag: baseline };
       if (snapshot) exportTable(table, snapshot, tag, baseline, join(dir, 'warehouse', `${database}.db`, n));
+      // A table with no snapshot at the cut still travels as the site had it, its schema files:
+      // made anew from the definition, one an earlier version made with an option value a new
+      // table may not have (core/ingest site-tables.ts EARLIER_VALUES) was refused by the replay.
+      else exportSchemas(table, join(dir, 'warehouse', `${database}.db`, n));
     }
     for (const n of INGEST_TABLES) if (!cut.tables.has(n)) after = 0n;
 

@@ -1,10 +1,14 @@
 // A minimal POSIX ustar writer and reader, enough for a fixture archive: regular files and
 // directories, names up to 255 bytes (ustar prefix + name), sizes below 8 GiB. Written entries are
 // deterministic: sorted paths, mode 0644/0755, uid/gid 0, mtime 0, no user names.
-// Reading accepts what this writer writes (and plain ustar from other tools); anything else
-// (links, devices, PAX/GNU extensions) is refused with the entry's name, and so is an archive that
-// ends before its end-of-archive (zero) block.
-
+// Reading accepts what this writer writes and what the usual tools write when a fixture is
+// unpacked and packed again: plain ustar; pax extended headers as bsdtar (libarchive, macOS's
+// `tar`) and GNU tar `--format=pax` write them (`x` for the next entry, `g` for every later one:
+// `path` and `size` read; mtimes with fractions, xattrs, user names and a `linkpath` ignored, links
+// being refused whatever their target); GNU tar's long names (`L`, `K`); and macOS's `._<name>`
+// AppleDouble entries, skipped as metadata. Anything else (links, devices, sparse files) is refused
+// with the entry's name, and so is an archive that ends before its end-of-archive (zero) block, an
+// entry whose path leaves the target folder, and a damaged extended header or size.
 import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 
@@ -123,6 +127,48 @@ export function shownEntry(path: string): string {
   return chars.length > 100 ? `${chars.slice(0, 99).join('')}…` : escaped;
 }
 
+/** A size field: octal digits (NUL- or space-ended), or what is wrong with it. */
+function sizeField(h: Buffer): number | string {
+  const raw = text(h, 124, 12);
+  const t = raw.trim();
+  if (t === '') return 0;
+  // GNU's base-256 form (first byte 0x80) for sizes of 8 GiB and more: a fixture's files are far below.
+  if (!/^[0-7]+$/.test(t)) return `size '${shownEntry(raw)}' is not a size`;
+  return parseInt(t, 8);
+}
+
+/**
+ * A pax extended header's records (`<length> <key>=<value>\n`, the length in bytes counting the
+ * whole record), or undefined if they do not add up.
+ */
+function paxRecords(data: Buffer): Map<string, string> | undefined {
+  const out = new Map<string, string>();
+  let at = 0;
+  while (at < data.length) {
+    // Some writers pad the data with NULs after the last record.
+    if (data[at] === 0 && data.subarray(at).every((b) => b === 0)) break;
+    const space = data.indexOf(0x20, at);
+    if (space < 0 || space - at > 20) return undefined;
+    const lenText = data.toString('ascii', at, space);
+    if (!/^[1-9]\d*$/.test(lenText)) return undefined;
+    const len = Number(lenText);
+    const endAt = at + len;
+    if (endAt > data.length || data[endAt - 1] !== 0x0a) return undefined;
+    const rec = data.subarray(space + 1, endAt - 1);
+    const eq = rec.indexOf(0x3d);
+    if (eq <= 0) return undefined;
+    out.set(rec.toString('utf8', 0, eq), rec.toString('utf8', eq + 1));
+    at = endAt;
+  }
+  return out;
+}
+
+/** Longest extended header (or GNU long name) read: a name or a few attributes, never megabytes. */
+const MAX_EXTENDED = 1 << 20;
+
+/** The first four bytes of an AppleDouble file (macOS's extended attributes and resource fork). */
+const APPLE_DOUBLE = 0x00051607;
+
 /** Extracts `file` into `dir`; refuses entries that would land outside it. Returns the file paths. */
 export function extractTar(file: string, dir: string): string[] {
   const root = resolve(dir);
@@ -131,44 +177,100 @@ export function extractTar(file: string, dir: string): string[] {
   const h = Buffer.alloc(BLOCK);
   const buf = Buffer.allocUnsafe(1 << 20);
   const out: string[] = [];
+  // pax `g` records hold for every later entry, `x` records (and GNU `L`/`K` names) for the next one.
+  const global = new Map<string, string>();
+  let local: Map<string, string> | undefined;
+  let longName: string | undefined;
+  let pendingFrom: string | undefined;
   try {
     for (;;) {
       // The writer ends every archive with zero blocks: an archive that stops at an entry's end
       // without them was cut short (a copy that stopped), and its later entries are missing.
       readExactly(fd, h, BLOCK, "the next entry's header or the end-of-archive blocks (the archive was cut short)");
-      if (h.every((b) => b === 0)) break;
+      if (h.every((b) => b === 0)) {
+        if (pendingFrom !== undefined) throw new Error(`tar: extended header '${shownEntry(pendingFrom)}' with no entry after it (the archive was cut short)`);
+        break;
+      }
       let sum = 0;
       for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : h[i]!;
       const stored = parseInt(text(h, 148, 8).trim(), 8);
-      const prefix = text(h, 345, 155);
-      const path = prefix ? `${prefix}/${text(h, 0, 100)}` : text(h, 0, 100);
-      if (stored !== sum) throw new Error(`tar: bad header checksum at entry '${shownEntry(path)}'`);
+      // Only POSIX ustar ("ustar\0") has a prefix field; GNU's format ("ustar  ") keeps times there.
+      const posix = h.toString('latin1', 257, 263) === 'ustar\0';
+      const prefix = posix ? text(h, 345, 155) : '';
+      const headerPath = prefix ? `${prefix}/${text(h, 0, 100)}` : text(h, 0, 100);
+      if (stored !== sum) throw new Error(`tar: bad header checksum at entry '${shownEntry(headerPath)}'`);
       const type = String.fromCharCode(h[156]!);
-      const size = parseInt(text(h, 124, 12).trim() || '0', 8);
+      const headerSize = sizeField(h);
+      if (typeof headerSize === 'string') throw new Error(`tar: entry '${shownEntry(headerPath)}': ${headerSize}`);
+      if (type === 'x' || type === 'g' || type === 'L' || type === 'K') {
+        if (headerSize > MAX_EXTENDED) throw new Error(`tar: extended header '${shownEntry(headerPath)}' of ${headerSize} bytes is too long`);
+        const data = Buffer.alloc(Math.ceil(headerSize / BLOCK) * BLOCK);
+        readExactly(fd, data, data.length, shownEntry(headerPath));
+        const body = data.subarray(0, headerSize);
+        if (type === 'L' || type === 'K') {
+          // GNU: the next entry's name (L) or link target (K), NUL-ended.
+          const z = body.indexOf(0);
+          if (type === 'L') longName = body.subarray(0, z < 0 ? body.length : z).toString('utf8');
+        } else {
+          const records = paxRecords(body);
+          if (!records) throw new Error(`tar: extended header '${shownEntry(headerPath)}' is damaged (its records do not add up)`);
+          if (type === 'g') {
+            // An empty value takes a global key back.
+            for (const [k, v] of records) v === '' ? global.delete(k) : global.set(k, v);
+          } else local = records;
+        }
+        if (type !== 'g') pendingFrom = headerPath;
+        continue;
+      }
+      const attr = (key: string): string | undefined => {
+        const v = local?.get(key) ?? global.get(key);
+        return v === '' ? undefined : v;
+      };
+      const path = attr('path') ?? longName ?? headerPath;
+      const paxSize = attr('size');
+      const entryAttrs = [...(local?.keys() ?? []), ...global.keys()];
+      local = undefined;
+      longName = undefined;
+      pendingFrom = undefined;
+      let size = headerSize;
+      if (paxSize !== undefined) {
+        if (!/^\d{1,15}$/.test(paxSize)) throw new Error(`tar: entry '${shownEntry(path)}': pax header: size '${shownEntry(paxSize)}' is not a size`);
+        size = Number(paxSize);
+      }
+      if (path === '' || path.includes('\0')) throw new Error(`tar: entry '${shownEntry(path)}' has no usable name`);
       const target = resolve(root, path);
       if (target !== root && !target.startsWith(root + sep)) throw new Error(`tar: entry '${shownEntry(path)}' points outside the target directory`);
       if (type === '5') {
         mkdirSync(target, { recursive: true });
+        // A folder's data (none is written) would be read as the next header.
+        if (size > 0) throw new Error(`tar: entry '${shownEntry(path)}' is a folder with ${size} bytes of data`);
         continue;
       }
       if (type !== '0' && type !== '\0') throw new Error(`tar: entry '${shownEntry(path)}' has type '${shownEntry(type)}'; only files and directories are supported`);
-      mkdirSync(dirname(target), { recursive: true });
+      // GNU tar's pax form of a sparse file: its data is a map and fragments, not the file's bytes.
+      if (entryAttrs.some((k) => k.startsWith('GNU.sparse.'))) throw new Error(`tar: entry '${shownEntry(path)}' is a sparse file; only whole files are supported`);
       const shown = shownEntry(path);
-      const dst = openSync(target, 'w');
       let left = size;
+      let n = Math.min(buf.length, left);
+      readExactly(fd, buf, n, shown);
+      // macOS's tar writes a file's extended attributes as an AppleDouble entry of its own,
+      // `._<name>` beside it: metadata, no file of the archive (libarchive's reader takes it so too).
+      const appleDouble = /(^|\/)\._[^/]+$/.test(path) && n >= 4 && buf.readUInt32BE(0) === APPLE_DOUBLE;
+      const dst = appleDouble ? undefined : (mkdirSync(dirname(target), { recursive: true }), openSync(target, 'w'));
       try {
-        while (left > 0) {
-          const n = Math.min(buf.length, left);
-          readExactly(fd, buf, n, shown);
-          writeSync(dst, buf, 0, n);
+        for (;;) {
+          if (dst !== undefined) writeSync(dst, buf, 0, n);
           left -= n;
+          if (left === 0) break;
+          n = Math.min(buf.length, left);
+          readExactly(fd, buf, n, shown);
         }
       } finally {
-        closeSync(dst);
+        if (dst !== undefined) closeSync(dst);
       }
       const pad = (BLOCK - (size % BLOCK)) % BLOCK;
       if (pad > 0) readExactly(fd, buf, pad, shown);
-      out.push(path);
+      if (!appleDouble) out.push(path);
     }
   } finally {
     closeSync(fd);

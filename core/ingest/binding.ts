@@ -9,7 +9,8 @@
 //   before   `before` strictly (absent when null);
 //   source   `source` (module, stream, seq and any extras);
 //   op | ts_ms | contract   the envelope's own fields (`contract.name`, `contract.version`).
-// `ts_ms` bound to a TIMESTAMP column is converted from milliseconds.
+// `ts_ms` bound to a TIMESTAMP column is converted from milliseconds (cut to the column's precision,
+// as every value valueFromJson reads into a TIMESTAMP(p) is).
 //
 // Concurrency: pure functions. Invariants: `checkBinding` accepted the binding against the table
 // (and contract) before `applyBinding` sees it; `applyBinding` still checks every value it writes

@@ -13,8 +13,10 @@
 //   (a FLOAT column's unfit_for_table); a DOUBLE's Infinity registered as null in the file, and a
 //   NOT NULL field's file then stopped the next start. Now the registration is refused, naming the
 //   field and the range.
-// The contract's record carries the text Java's reading gives, so both binding paths write the
-// same row from it; validate (fast) and validateGeneric agree.
+// The rules are core/lsm's (types.ts timestampFromString, timeFromString, valueFromJson): the
+// contract's record carries the text as sent (a TIMESTAMP(p)'s with more than p fraction digits as
+// the value read), and both binding paths read it to the value the contract read; validate (fast)
+// and validateGeneric agree.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,7 +118,7 @@ describe('more fraction digits than the precision', () => {
 
   it('a TIME keeps milliseconds whatever its precision, a fourth digit rounding half up (Paimon: DateTimeUtils.parseFraction)', () => {
     expect(read('TIME(0)', '12:00:00.5')).toMatchObject({ value: 43_200_500 });
-    expect(read('TIME(3)', '12:00:00.123456')).toMatchObject({ value: 43_200_123, record: '12:00:00.123' });
+    expect(read('TIME(3)', '12:00:00.123456')).toMatchObject({ value: 43_200_123, record: '12:00:00.123456' });
     expect(read('TIME(3)', '12:00:00.1235')).toMatchObject({ value: 43_200_124 });
     expect(read('TIME(0)', '12:00:00.123999999')).toMatchObject({ value: 43_200_124 });
     expect(read('TIME(3)', '12:00:00.9995')).toMatchObject({ value: 43_201_000 });
@@ -132,7 +134,7 @@ describe('more fraction digits than the precision', () => {
     }
   });
 
-  it('the envelope the bindings get carries that text in both images', () => {
+  it('the bindings read both images of the checked envelope so', () => {
     const registry = { get: (n: string, v: number) => (n === 'yard.clock' && v === 1 ? CLOCK : undefined), latest: () => CLOCK };
     const f = FIELD('TIMESTAMP(0)');
     const r = checkEnvelopeContract(registry, {
@@ -143,7 +145,12 @@ describe('more fraction digits than the precision', () => {
       ts_ms: 1,
       contract: { name: 'yard.clock', version: 1 },
     });
-    expect(r).toMatchObject({ ok: true, envelope: { before: { [f]: '2026-12-01T08:00:00' }, after: { [f]: '2026-06-30T23:59:59' } } });
+    expect(r).toMatchObject({ ok: true, envelope: { before: { [f]: '2026-12-01T08:00:00' }, after: { [f]: '2026-06-30T23:59:60Z' } } });
+    const envelope = (r as { envelope: Envelope }).envelope;
+    for (const apply of [applyBinding, applyBindingGeneric]) {
+      expect(apply(BINDING, envelope, TABLE)).toMatchObject({ ok: true, row: { [f]: US('2026-06-30T23:59:59Z') } });
+      expect(apply(BINDING, { ...envelope, op: 'd' }, TABLE)).toMatchObject({ ok: true, row: { [f]: US('2026-12-01T08:00:00Z') } });
+    }
   });
 });
 

@@ -132,10 +132,11 @@ export function checkContract(c: Contract, o: { stored?: boolean } = {}): void {
 
 /**
  * Why `json` is not a valid JSON value of the field, or undefined. Also returns the value, and in
- * `json` the JSON form the record carries when it is not the one given (a time value as Java reads
- * it, `javaTimeText`).
+ * `json` the JSON form the record carries when it is not the one given: a TIMESTAMP(p)'s text with
+ * more fraction digits than p (core/lsm cut them) is carried as the field's value, so a column of
+ * higher precision bound to the field gets what the field holds (CONTRACTS.md §1).
  */
-function convert(f: ContractField, t: DataType, json: unknown, event = true): { value?: unknown; problem?: string; json?: string } {
+function convert(f: ContractField, t: DataType, json: unknown, event = true): { value?: unknown; problem?: string; json?: unknown } {
   if (json !== null && typeof json === 'object') return { problem: `expected a ${typeToString(t)} value, got an ${Array.isArray(json) ? 'array' : 'object'}` };
   // Date/time values must use their text form: a number is ambiguous (ms? µs? days?).
   if (typeof json === 'number' && ['DATE', 'TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ'].includes(t.root)) {
@@ -148,14 +149,6 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
     const inexact = inexactNumber(t, json);
     if (inexact !== undefined) return { problem: inexact };
   }
-  let text: string | undefined;
-  if (typeof json === 'string' && TIME_ROOTS.has(t.root)) {
-    const read = javaTimeText(t, json);
-    if (read !== undefined) {
-      if (read.problem !== undefined) return { problem: read.problem };
-      json = text = read.text;
-    }
-  }
   let value: unknown;
   try {
     value = valueFromJson(t, json, f.name);
@@ -166,68 +159,20 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
   if (f.symbols && value !== null && !f.symbols.includes(value as string)) {
     return { problem: `expected one of ${f.symbols.join('|')}, got ${JSON.stringify(value)}` };
   }
-  return text === undefined ? { value } : { value, json: text };
+  if (typeof json === 'string' && t.precision! < 6 && (t.root === 'TIMESTAMP' || t.root === 'TIMESTAMP_LTZ') && digitAt(json, json.indexOf('.') + 1 + t.precision!)) {
+    return { value, json: valueToJson(t, value) };
+  }
+  return { value };
 }
 
-const TIME_ROOTS: ReadonlySet<string> = new Set(['TIME', 'TIMESTAMP', 'TIMESTAMP_LTZ']);
-const TIMESTAMP_TEXT = /^(-?\d{4,}-\d{2}-\d{2})([T ])(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/;
-const TIME_TEXT = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/;
-const DAY_US = 86_400_000_000;
-
 /**
- * A TIME, TIMESTAMP or TIMESTAMP_LTZ text read as Java reads it, where core/lsm's valueFromJson
- * reads it otherwise (CONTRACTS.md §1, "Time values as Java reads them"): undefined when
- * valueFromJson's reading is Java's already (the common case: a scan of the text), else the text
- * valueFromJson reads to Java's value (the record carries it, so every binding writes that value)
- * or the problem.
- * - A leap second, 23:59:60 in the text's own clock: second 59, the fraction kept (java.time's
- *   ISO instant parse; Paimon's types have no leap second). A 60 at another minute stays refused.
- * - TIMESTAMP's T24:00 (seconds and fraction zero): the next day's 00:00 (Paimon's cast, SMART).
- * - TIMESTAMP(p) with more than p fraction digits: cut to p (Paimon's parseTimestampData floors
- *   the nanos to the precision); valueFromJson cut only p ≤ 3 (to milliseconds) and p = 6.
- * - TIME with more than 3 fraction digits: milliseconds, the fourth digit rounding half up
- *   (Paimon's parseTime/parseFraction; TIME's precision is not applied by Paimon's casts, so a
- *   TIME(0) keeps its milliseconds too, as valueFromJson does). valueFromJson refused 4 to 9.
+ * Whether `text` has a digit at `i` (REQUIRES: `text` a timestamp valueFromJson read, so its one
+ * '.' starts the fraction: a digit one past the precision's last means more digits than p).
  */
-export function javaTimeText(t: DataType, text: string): { text: string; problem?: undefined } | { problem: string } | undefined {
-  // The common case without a regex (validate runs per event): no second 60, no hour 24, no more
-  // fraction digits than valueFromJson reads as Java does.
-  const dot = text.indexOf('.');
-  let digits = 0;
-  if (dot >= 0) while (digits < 10 && dot + 1 + digits < text.length && text.charCodeAt(dot + 1 + digits) >= 48 && text.charCodeAt(dot + 1 + digits) <= 57) digits++;
-  if (digits <= (t.root === 'TIME' ? 3 : t.precision!) && !text.includes(':60') && (t.root === 'TIME' || !text.includes('24:00'))) return undefined;
-  if (t.root === 'TIME') {
-    const m = TIME_TEXT.exec(text);
-    if (m === null) return undefined;
-    const leap = m[3] === '60' && m[1] === '23' && m[2] === '59';
-    const frac = m[4] ?? '';
-    if (!leap && frac.length <= 3) return undefined;
-    const h = Number(m[1]);
-    const mi = Number(m[2]);
-    const s = leap ? 59 : Number(m[3] ?? 0);
-    if (h > 23 || mi > 59 || s > 59) return { problem: `no such time ${text}` };
-    const ms = ((h * 60 + mi) * 60 + s) * 1000 + Number(frac.padEnd(3, '0').slice(0, 3)) + (frac.length > 3 && frac[3]! >= '5' ? 1 : 0);
-    if (ms > 86_399_999) return { problem: `${text} rounds to milliseconds past 23:59:59.999, the last TIME of a day` };
-    const two = (n: number) => String(n).padStart(2, '0');
-    return { text: `${two(Math.floor(ms / 3_600_000))}:${two(Math.floor(ms / 60_000) % 60)}:${two(Math.floor(ms / 1000) % 60)}.${String(ms % 1000).padStart(3, '0')}` };
-  }
-  const m = TIMESTAMP_TEXT.exec(text.trim());
-  if (m === null) return undefined;
-  const p = t.precision!;
-  const frac = m[6] ?? '';
-  const leap = m[5] === '60' && m[3] === '23' && m[4] === '59';
-  const endOfDay = m[3] === '24' && m[4] === '00' && (m[5] ?? '00') === '00' && !/[1-9]/.test(frac);
-  if (!leap && !endOfDay && frac.length <= p) return undefined;
-  const sec = m[5] === undefined ? '' : `:${leap ? '59' : m[5]}${frac === '' || p === 0 ? '' : `.${frac.slice(0, p)}`}`;
-  const own = `${m[1]}${m[2]}${endOfDay ? '00' : m[3]}:${m[4]}${sec}${m[7] ?? ''}`;
-  let v: number;
-  try {
-    v = valueFromJson(t, own, 'c') as number;
-  } catch {
-    return undefined; // valueFromJson says what is wrong with the text as sent (a date that is not one)
-  }
-  if (endOfDay) v += DAY_US;
-  return { text: valueToJson(t, v) as string };
+function digitAt(text: string, i: number): boolean {
+  if (i <= 0) return false; // no '.'
+  const c = text.charCodeAt(i);
+  return c >= 48 && c <= 57;
 }
 
 /**
@@ -410,7 +355,7 @@ export interface FieldError {
 export type ValidateResult =
   | {
       readonly ok: true;
-      /** The record in JSON form, defaults filled in, fields in contract order; a time value's text as Java reads it (`javaTimeText`). */
+      /** The record in JSON form, defaults filled in, fields in contract order (a TIMESTAMP(p)'s text with more than p fraction digits as the value read, `convert`). */
       readonly record: RowImage;
       /** The same values in memory (types.ts), keyed by field name. */
       readonly values: Record<string, unknown>;

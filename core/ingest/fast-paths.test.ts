@@ -72,6 +72,23 @@ describe('typed fast conversions (fast-values.ts)', () => {
   });
 });
 
+describe('CHAR/VARCHAR length: fast-values.ts counts characters as checkValue does', () => {
+  it('takes what valueFromJson takes and leaves what it refuses (a surrogate pair is one character, as Paimon counts)', () => {
+    const strings = ['😀😀', '😀😀😀', '😀😀😀😀', 'a😀b', 'a😀bc', 'abcd', '\uD800\uD800\uD800', '\uD83D\uDE00\uD83D', 'åäö', 'åäöx'];
+    for (const text of ['VARCHAR(3)', 'CHAR(3) NOT NULL', 'VARCHAR(1)']) {
+      const t = parseType(text);
+      for (const j of strings) {
+        const g = generic(t, j);
+        expect(fastConverter(t)(j), `${text} ← ${j}`).toBe(g.ok ? j : NO_FAST);
+      }
+    }
+    expect(fastConverter(parseType('VARCHAR(3)'))('😀😀')).toBe('😀😀');
+    const c: Contract = { name: 'a.b', version: 1, compatibility: 'NONE', fields: [{ name: 'code', type: 'VARCHAR(3)' }] };
+    for (const code of ['😀😀', '😀😀😀😀']) expect(validate(c, { code }), code).toStrictEqual(validateGeneric(c, { code }));
+    expect(validate(c, { code: '😀😀' })).toMatchObject({ ok: true, values: { code: '😀😀' } });
+  });
+});
+
 function randomContract(rnd: () => number, version: number): Contract {
   const n = 1 + Math.floor(rnd() * 5);
   const fields: ContractField[] = [];

@@ -7,7 +7,7 @@
 //
 // Concurrency: pure functions, converters cached per DataType object.
 
-import type { DataType } from '../lsm/types.ts';
+import { fitsChars, type DataType } from '../lsm/types.ts';
 
 /** Returned by a fast converter that does not handle its input (take the generic path). */
 export const NO_FAST: unique symbol = Symbol('no fast path');
@@ -41,7 +41,8 @@ function makeFast(t: DataType): FastConvert {
     case 'CHAR': {
       const max = t.length;
       if (typeof max !== 'number') return noFast;
-      return (j) => (typeof j === 'string' && j.length <= max ? j : NO_FAST);
+      // Characters as Paimon counts them (types.ts fitsChars: a surrogate pair is one), as checkValue does.
+      return (j) => (typeof j === 'string' && (j.length <= max || fitsChars(j, max)) ? j : NO_FAST);
     }
     case 'TINYINT':
     case 'SMALLINT':

@@ -8,7 +8,8 @@
 //   CHAR, VARCHAR, STRING → string                  BINARY, VARBINARY, BYTES → Uint8Array
 //   DATE → number (days since 1970-01-01)           TIME(p) → number (milliseconds of the day)
 //   TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE → number (microseconds since the epoch, UTC
-//     wall clock for TIMESTAMP; for p ≤ 3 always a multiple of 1000). Precision above 6 is refused.
+//     wall clock for TIMESTAMP; for p ≤ 3 always a multiple of 1000; valueFromJson cuts what it
+//     reads to p digits, DESIGN.md "Values and types"). Precision above 6 is refused.
 //   ARRAY<T> → a JS array of T values (elements may be null where T is nullable)
 //   MAP<K, V> → a JS `Map` of K → V (keys never null; keys compared by value, so two Uint8Array
 //     keys with the same bytes are the same key and a map holding both is refused)
@@ -375,6 +376,30 @@ export function loneSurrogateIn(t: DataType, v: unknown): string | undefined {
 }
 
 /**
+ * Whether `s` has at most `max` characters as Paimon counts them (BinaryString.numChars: one per
+ * UTF-8 sequence, so one per code point): a surrogate pair (😀) is one character, where
+ * `s.length` counts two UTF-16 units; a lone surrogate is one (U+FFFD in UTF-8). Only a string
+ * with between `max` and `2 * max` units is counted.
+ */
+export function fitsChars(s: string, max: number): boolean {
+  const n = s.length;
+  if (n <= max) return true;
+  if (n > 2 * max) return false;
+  let chars = n;
+  for (let i = 0; i < n - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        chars--;
+        i++;
+      }
+    }
+  }
+  return chars <= max;
+}
+
+/**
  * Checks that `v` is a valid in-memory value of `t`; returns an error message or undefined.
  * Used at every boundary where values enter the store.
  */
@@ -408,7 +433,7 @@ export function checkValue(t: DataType, v: unknown): string | undefined {
     case 'CHAR':
     case 'VARCHAR':
       if (typeof v !== 'string') return `expected a string, got ${describeValue(v)}`;
-      return v.length <= t.length! ? undefined : `string longer than ${t.length}`;
+      return fitsChars(v, t.length!) ? undefined : `string longer than ${t.length} characters`;
     case 'STRING':
       return typeof v === 'string' ? undefined : `expected a string, got ${describeValue(v)}`;
     case 'BINARY':
@@ -647,14 +672,33 @@ function dateFromString(text: string): number {
   return Math.round(ms / DAY_MS);
 }
 
-/** Parses ISO-8601 text to epoch microseconds; a missing zone means UTC. Keeps up to 6 fraction digits. */
-export function timestampFromString(text: string): number {
-  const m = /^(-?\d{4,}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/.exec(text.trim());
+const TIMESTAMP_TEXT = /^(-?\d{4,}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?$/;
+const POW10 = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000];
+
+/**
+ * Parses ISO-8601 text to epoch microseconds; a missing zone means UTC. Reads it as Java does
+ * (DESIGN.md, "Values and types"):
+ * - the fraction cut to `precision` digits (at most 6), never rounded: Paimon's cast
+ *   (DateTimeUtils.fromTemporalAccessor) floors the nanos to the precision;
+ * - a leap second, 23:59:60 in the text's own clock: second 59, the fraction kept (java.time's
+ *   Instant.parse; Paimon's types have no leap second). A second 60 at another minute is refused;
+ * - T24:00 (seconds and fraction zero), ISO-8601's end of a day: the next day's 00:00.
+ */
+export function timestampFromString(text: string, precision = 6): number {
+  const m = TIMESTAMP_TEXT.exec(text.trim());
   if (!m) throw invalidArgument(`expected an ISO-8601 timestamp, got ${JSON.stringify(text)}`);
   const days = dateFromString(m[1]!);
-  const secs = Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4] ?? 0);
-  if (Number(m[2]) > 23 || Number(m[3]) > 59 || Number(m[4] ?? 0) > 59) throw invalidArgument(`no such time in ${text}`);
-  const micros = Number((m[5] ?? '').padEnd(9, '0').slice(0, 6));
+  const h = Number(m[2]);
+  const mi = Number(m[3]);
+  let s = m[4] === undefined ? 0 : Number(m[4]);
+  const frac = m[5];
+  if (h > 23 || mi > 59 || s > 59) {
+    if (h === 23 && mi === 59 && s === 60) s = 59;
+    else if (!(h === 24 && mi === 0 && s === 0 && (frac === undefined || !/[1-9]/.test(frac)))) throw invalidArgument(`no such time in ${text}`);
+  }
+  const secs = h * 3600 + mi * 60 + s;
+  let micros = frac === undefined ? 0 : Number(frac.length >= 6 ? frac.slice(0, 6) : frac.padEnd(6, '0'));
+  if (precision < 6 && micros !== 0) micros -= micros % POW10[6 - precision]!;
   let offsetMin = 0;
   if (m[6] && m[6] !== 'Z') {
     const z = m[6].replace(':', '');
@@ -668,6 +712,17 @@ export function timestampFromString(text: string): number {
   // Microseconds since 1970 are held as a double: exact within ±2^53 only.
   if (!Number.isSafeInteger(v)) throw invalidArgument(`${text} is outside the timestamps this store holds (1684-07-28T00:12:26 to 2255-06-05T23:47:34 UTC)`);
   return v;
+}
+
+/**
+ * Epoch microseconds cut to a TIMESTAMP(p)'s digits: the wall clock's fraction cut, never
+ * rounded (before 1970 too: -0.5 s is -1 s in a TIMESTAMP(0)). REQUIRES: a safe integer.
+ */
+export function cutMicros(micros: number, precision: number): number {
+  if (precision >= 6) return micros;
+  const unit = POW10[6 - precision]!;
+  const r = micros % unit;
+  return r === 0 ? micros : micros - (r < 0 ? r + unit : r);
 }
 
 export function timestampToString(micros: number, precision: number, utcSuffix: boolean): string {
@@ -687,11 +742,31 @@ function timeToString(ms: number, precision: number): string {
   return precision > 0 ? `${base}.${String(ms % 1000).padStart(3, '0').slice(0, precision)}` : base;
 }
 
+/**
+ * Parses hh:mm[:ss[.fraction]] to milliseconds of the day, as Paimon's cast (DateTimeUtils.parseTime)
+ * reads it: milliseconds whatever the TIME's precision, a fourth fraction digit rounding half up
+ * (parseFraction), up to 9 digits. A leap second, 23:59:60, is 23:59:59 with its fraction (as for
+ * a TIMESTAMP). A value that rounds past 23:59:59.999 is refused (Paimon's cast would make
+ * 24:00:00, no TIME value).
+ */
 function timeFromString(text: string): number {
-  const m = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?$/.exec(text);
+  const m = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/.exec(text);
   if (!m) throw invalidArgument(`expected a time hh:mm:ss, got ${JSON.stringify(text)}`);
-  if (Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) throw invalidArgument(`no such time ${text}`);
-  return ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3] ?? 0)) * 1000 + Number((m[4] ?? '').padEnd(3, '0'));
+  const h = Number(m[1]);
+  const mi = Number(m[2]);
+  let s = m[3] === undefined ? 0 : Number(m[3]);
+  if (h > 23 || mi > 59 || s > 59) {
+    if (h === 23 && mi === 59 && s === 60) s = 59;
+    else throw invalidArgument(`no such time ${text}`);
+  }
+  const frac = m[4];
+  let ms = ((h * 60 + mi) * 60 + s) * 1000;
+  if (frac !== undefined) {
+    ms += Number(frac.length >= 3 ? frac.slice(0, 3) : frac.padEnd(3, '0'));
+    if (frac.length > 3 && frac.charCodeAt(3) >= 53 /* '5' */) ms++;
+    if (ms > 86_399_999) throw invalidArgument(`${text} rounds to milliseconds past 23:59:59.999, the last TIME of a day`);
+  }
+  return ms;
 }
 
 /** Converts an in-memory value to its JSON form. */
@@ -797,9 +872,13 @@ export function valueFromJson(t: DataType, j: unknown, column = 'value'): unknow
       break;
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ':
-      if (typeof j === 'string') v = parseNamed(t, column, () => timestampFromString(j));
-      else if (j instanceof Date) v = j.getTime() * 1000;
-      if (typeof v === 'number' && t.precision! <= 3) v = Math.floor(v / 1000) * 1000;
+      // Text is cut to the precision as it is read; a number of µs (a binding's ts_ms × 1000) or a
+      // Date is cut here: a TIMESTAMP(0) holds whole seconds, as Paimon's cast makes them.
+      if (typeof j === 'string') v = parseNamed(t, column, () => timestampFromString(j, t.precision!));
+      else {
+        if (j instanceof Date) v = j.getTime() * 1000;
+        if (t.precision! < 6 && Number.isSafeInteger(v)) v = cutMicros(v as number, t.precision!);
+      }
       break;
     case 'FLOAT':
     case 'DOUBLE':

@@ -17,7 +17,7 @@ import { castFunction, sameType, type CastFn } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { cell, packColumn, type Column, type RunData } from './data-file.ts';
 import { readAvroData, writeAvroData, type AvroDataCodec } from './format/avro-data.ts';
-import { readParquet, writeParquet, type ColumnValues, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
+import { readParquet, writeParquet, writeParquetTo, type ColumnValues, type ParquetColumn, type ParquetReadColumn } from './format/parquet/index.ts';
 import type { DataFileMeta } from './manifest.ts';
 import type { TableSchema } from './schema.ts';
 import { RowKind } from './key-value.ts';
@@ -94,8 +94,24 @@ export function encodeDataFile(schema: TableSchema, fileName: string, columns: P
     if (!values.every((v) => Array.isArray(v))) throw new Error('assertion failed: Avro data files are written from JS arrays');
     return writeAvroData(columns, values as unknown[][], rowCount, avroCodec(schema));
   }
-  const compression = schema.options.fileCompression === 'none' ? 'uncompressed' : schema.options.fileCompression;
-  return writeParquet(columns, values, rowCount, { compression });
+  return writeParquet(columns, values, rowCount, { compression: parquetCompression(schema) });
+}
+
+function parquetCompression(schema: TableSchema): 'uncompressed' | 'snappy' | 'gzip' {
+  const c = schema.options.fileCompression;
+  if (c === 'zstd') throw unwritableCompression(schema);
+  return c === 'none' ? 'uncompressed' : c;
+}
+
+/**
+ * The encoder of a Parquet data file (what encodeDataFile gives for a `.parquet` name) that hands
+ * the bytes to `sink` piece by piece as they are encoded (format/parquet writeParquetTo) — about
+ * one column chunk is held at a time, not the file — and returns the file's length. A codec that
+ * cannot be written is refused here, before any file is made.
+ */
+export function parquetDataFileEncoder(schema: TableSchema, columns: ParquetColumn[], values: ColumnValues[], rowCount: number): (sink: (piece: Uint8Array) => void) => number {
+  const compression = parquetCompression(schema);
+  return (sink) => writeParquetTo(columns, values, rowCount, { compression }, sink);
 }
 
 /**

@@ -8,6 +8,9 @@
 //     link(2) fails with EEXIST where rename(2) would silently overwrite — then the directory is
 //     fsynced.
 // `replaceAtomic` (hints, tags, consumers) may overwrite: temporary file + rename.
+// `writeNewStream` (optional; LocalFileIO's) is `writeNew` of bytes handed over in parts as they
+// are made: a Parquet data file is never whole in memory (`writeNewInParts` joins them for a
+// FileIO without it).
 // A file's fsync does not make its name durable: that is its directory's (fsync(2)). `writeNew` and
 // `mkdirs` note the directories whose entries changed, and the next `createAtomic` or
 // `replaceAtomic` — the snapshot, the tag, the hint that names those files — fsyncs them first, so a
@@ -46,6 +49,15 @@ export interface FileIO {
   listHidden?(dir: string): string[];
   mkdirs(dir: string): void;
   writeNew(path: string, data: Uint8Array): void;
+  /**
+   * Optional: `writeNew` of a file whose bytes `produce` hands to `write` in parts, in order, as it
+   * makes them (a Parquet data file, a column chunk at a time), so the file is never whole in
+   * memory. The same contract as `writeNew`: created exclusively (AlreadyExists), complete and
+   * fsynced when it returns; besides, when `produce` or a write fails, the part written is removed
+   * and the error rethrown (produce's own as it is). Callers go through `writeNewInParts`, which
+   * joins the parts and calls `writeNew` where this is not offered.
+   */
+  writeNewStream?(path: string, produce: (write: (part: Uint8Array) => void) => void): void;
   /** false when the target already exists (nothing written). */
   createAtomic(path: string, data: Uint8Array): boolean;
   replaceAtomic(path: string, data: Uint8Array): void;
@@ -87,6 +99,38 @@ function writeAndSync(path: string, data: Uint8Array, flag: string): void {
     fs.closeSync(fd);
   }
 }
+
+/**
+ * Writes a new file (FileIO.writeNew's contract) whose bytes `produce` hands over in parts:
+ * streamed to the file where the FileIO offers `writeNewStream`, else joined and given to
+ * `writeNew` (a wrapper that watches or disturbs writeNew sees the file as before).
+ */
+export function writeNewInParts(io: FileIO, path: string, produce: (write: (part: Uint8Array) => void) => void): void {
+  if (io.writeNewStream) {
+    io.writeNewStream(path, produce);
+    return;
+  }
+  io.writeNew(path, joinParts(produce));
+}
+
+function joinParts(produce: (write: (part: Uint8Array) => void) => void): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  produce((part) => {
+    parts.push(part); // a producer never changes a part it handed over
+    total += part.length;
+  });
+  const out = new Uint8Array(total);
+  let p = 0;
+  for (const part of parts) {
+    out.set(part, p);
+    p += part.length;
+  }
+  return out;
+}
+
+/** Parts smaller than this are gathered into one write(2); larger ones are written as they are. */
+const STAGE_BYTES = 256 * 1024;
 
 export const tempNameFor = (path: string): string => join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
 
@@ -204,6 +248,75 @@ export class LocalFileIO implements FileIO {
       }
       throw ioError('write', path, e);
     }
+  }
+
+  writeNewStream(path: string, produce: (write: (part: Uint8Array) => void) => void): void {
+    // A subclass that changes writeNew (core/replay's scratch FileIO: no fsync, its own
+    // bookkeeping) gets the file through its writeNew, joined, as before this method existed.
+    if (this.writeNew !== LocalFileIO.prototype.writeNew) {
+      this.writeNew(path, joinParts(produce));
+      return;
+    }
+    let fd: number;
+    try {
+      fd = fs.openSync(path, 'wx', 0o644);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new LsmError('AlreadyExists', `file ${path} already exists`, { path, cause: e });
+      }
+      throw ioError('write', path, e);
+    }
+    const writeAll = (data: Uint8Array, length: number): void => {
+      try {
+        let off = 0;
+        while (off < length) off += fs.writeSync(fd, data, off, length - off);
+      } catch (e) {
+        throw ioError('write', path, e);
+      }
+    };
+    let stage: Uint8Array | undefined;
+    let staged = 0;
+    const flushStage = (): void => {
+      if (staged > 0) writeAll(stage!, staged);
+      staged = 0;
+    };
+    let open = true;
+    try {
+      produce((part) => {
+        if (part.length >= STAGE_BYTES / 4) {
+          flushStage();
+          writeAll(part, part.length);
+          return;
+        }
+        if (staged + part.length > STAGE_BYTES) flushStage();
+        stage ??= new Uint8Array(STAGE_BYTES);
+        stage.set(part, staged);
+        staged += part.length;
+      });
+      flushStage();
+      try {
+        fs.fsyncSync(fd);
+        open = false;
+        fs.closeSync(fd);
+      } catch (e) {
+        throw ioError('write', path, e);
+      }
+    } catch (e) {
+      if (open) {
+        try {
+          fs.closeSync(fd);
+        } catch {
+          // the error below is the one to report
+        }
+      }
+      try {
+        fs.unlinkSync(path);
+      } catch {
+        // nothing to clean
+      }
+      throw e;
+    }
+    this.unsyncedDirs.add(dirname(path));
   }
 
   createAtomic(path: string, data: Uint8Array): boolean {

@@ -493,7 +493,7 @@ export class TableWriter {
         drained: [],
         drainedBytes: 0,
         nextSeq: maxSeq + 1,
-        buffer: new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined),
+        buffer: new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, schema.sequenceFieldIndexes.length > 0, pu ? () => merge.resetThenAdded!() : undefined, schema.fields.map((f) => f.type)),
       };
       this.buckets.set(id, s);
       if (schema.partitionIndexes.length === 0 && n === 1) this.onlyState = s;
@@ -1635,7 +1635,7 @@ function* topLevelRecords(table: Table, s: { partition: Uint8Array; bucket: numb
 /** A write buffer that keeps apart folds the merge function flags (`resetThenAdded`). */
 function newBuffer(schema: TableSchema, merge: MergeFunction): WriteBuffer {
   const keepAll = schema.sequenceFieldIndexes.length > 0;
-  return new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, keepAll, merge.resetThenAdded ? () => merge.resetThenAdded!() : undefined);
+  return new WriteBuffer(schema.keyIndexes, schema.keyTypes, merge, keepAll, merge.resetThenAdded ? () => merge.resetThenAdded!() : undefined, schema.fields.map((f) => f.type));
 }
 
 interface CompiledRows {

@@ -15,6 +15,7 @@
 // Sizes are estimates of JS heap bytes, calibrated against measured heap growth (DESIGN.md); the
 // table writer flushes all buffers when their sum passes `write-buffer-size`.
 
+import { RunBuilder } from './compaction/run-builder.ts';
 import { runFromRecords, type RunData } from './data-file.ts';
 import type { KeyValue, RowKind } from './key-value.ts';
 import type { MergeFunction } from './merge/merge-function.ts';
@@ -138,6 +139,12 @@ export class WriteBuffer {
      * with `keepAll`, `drainRuns` cuts the key's records there.
      */
     private readonly mustSplit: (() => boolean) | undefined,
+    /**
+     * The table's column types: `drainRuns` then builds its first run straight into packed
+     * columns (compaction/run-builder.ts), the form the run cache keeps, instead of a JS array
+     * per column that the cache then packs — about half the bytes at a flush, and no second copy.
+     */
+    private readonly valueTypes?: readonly DataType[],
   ) {
     this.arity = keyIndexes.length;
     this.k0 = keyIndexes[0] ?? -1;
@@ -329,7 +336,25 @@ export class WriteBuffer {
     // The live slots in key order.
     const perm = twoLevel ? this.sortedByFirstString(cmps[1]!, cols[1]!) : this.sortedSlots(cmps, cols);
     const m = perm.length;
-    const keyCols = cols.map((c) => {
+    const runs: RunData[] = m === 0 ? [] : [this.valueTypes && this.valueTypes.length === valueArity ? this.packedRun(perm, this.valueTypes) : this.arrayRun(perm, valueArity)];
+    if (parts !== undefined) {
+      // Later parts, each run in key order (perm holds every cut key: its first part stands).
+      const later: KeyValue[][] = [];
+      for (let j = 0; j < m; j++) {
+        const ps = parts.get(perm[j]!);
+        if (ps === undefined) continue;
+        for (let p = 1; p < ps.length; p++) (later[p - 1] ??= []).push(ps[p]!);
+      }
+      for (const records of later) runs.push(runFromRecords(records, this.arity, valueArity));
+    }
+    this.clear();
+    return runs;
+  }
+
+  /** The slots `perm` (in key order) as a run of JS arrays. */
+  private arrayRun(perm: ArrayLike<number>, valueArity: number): RunData {
+    const m = perm.length;
+    const keyCols = this.keyCols.map((c) => {
       const out = new Array(m);
       for (let j = 0; j < m; j++) out[j] = c[perm[j]!];
       return out;
@@ -345,19 +370,24 @@ export class WriteBuffer {
       kind[j] = this.flags[s]! & 3;
       for (let c = 0; c < valueArity; c++) valueCols[c]![j] = row[c] ?? null;
     }
-    const runs: RunData[] = m === 0 ? [] : [{ rowCount: m, keyCols, seq, kind, valueCols }];
-    if (parts !== undefined) {
-      // Later parts, each run in key order (perm holds every cut key: its first part stands).
-      const later: KeyValue[][] = [];
-      for (let j = 0; j < m; j++) {
-        const ps = parts.get(perm[j]!);
-        if (ps === undefined) continue;
-        for (let p = 1; p < ps.length; p++) (later[p - 1] ??= []).push(ps[p]!);
-      }
-      for (const records of later) runs.push(runFromRecords(records, this.arity, valueArity));
+    return { rowCount: m, keyCols, seq, kind, valueCols };
+  }
+
+  /** The slots `perm` (in key order) as a run in packed columns: the same cells (RunBuilder). */
+  private packedRun(perm: ArrayLike<number>, types: readonly DataType[]): RunData {
+    const m = perm.length;
+    const builder = new RunBuilder(types, this.keyIndexes, m);
+    const cols = this.keyCols;
+    const kv: KeyValue = { key: new Array(this.arity), seq: 0, kind: 0 as RowKind, value: EMPTY_KEY };
+    for (let j = 0; j < m; j++) {
+      const s = perm[j]!;
+      for (let k = 0; k < cols.length; k++) kv.key[k] = cols[k]![s];
+      kv.seq = this.seqs[s]!;
+      kv.kind = (this.flags[s]! & 3) as RowKind;
+      kv.value = this.rows[s]!;
+      builder.add(kv);
     }
-    this.clear();
-    return runs;
+    return builder.finish();
   }
 
   /**

@@ -59,6 +59,8 @@ function initialForm(t: DataType): Form {
 export class RunBuilder {
   private rows = 0;
   private capacity: number;
+  /** Whether the storage for the current run is made (a finished run's successor is made at its first row). */
+  private started = false;
   private readonly keyArity: number;
   private keyCols: unknown[][];
   private seq32: Int32Array | undefined;
@@ -94,16 +96,21 @@ export class RunBuilder {
     this.bytes = [];
     this.nulls = [];
     this.keyPos = types.map((_, c) => keyIndexes.indexOf(c));
-    this.start();
   }
 
   get rowCount(): number {
     return this.rows;
   }
 
-  /** Fresh storage for the next run. */
+  /** Rows the storage held now has room for: 0 between a finished run and the next one's first row. */
+  get reservedRows(): number {
+    return this.started ? this.capacity : 0;
+  }
+
+  /** Fresh storage for the run, made at its first row. */
   private start(): void {
     const cap = this.capacity;
+    this.started = true;
     this.rows = 0;
     // JS arrays are made at the capacity (holey, as a decode's are) and cut to the rows at the
     // end: at an exact estimate they hold no slack a grown array would keep in the cache.
@@ -124,6 +131,7 @@ export class RunBuilder {
 
   /** Appends a record (copied: the builder keeps none of its arrays). */
   add(kv: KeyValue): void {
+    if (!this.started) this.start();
     const r = this.rows;
     if (r === this.capacity) this.grow();
     const key = kv.key;
@@ -275,9 +283,21 @@ export class RunBuilder {
     const seq = this.seq32 !== undefined ? fit(this.seq32) : fit(this.seq64!);
     const run: RunData = { rowCount: n, keyCols, seq, kind: fit(this.kind), valueCols };
     markKeysPacked(run);
-    // The next run starts at the size this one reached: files of one compaction are alike.
+    // The next run starts at the size this one reached: files of one compaction are alike. Its
+    // storage is made at its first row, not now: after a compaction's last file there is none,
+    // and storage made here was held, unused, while that file was encoded and cached (at 500 k
+    // rows ~20 MB beside the run itself).
     this.capacity = Math.max(16, n);
-    this.start();
+    this.started = false;
+    this.rows = 0;
+    this.keyCols = [];
+    this.seq32 = this.seq64 = undefined;
+    this.kind = new Uint8Array(0);
+    this.arrays.fill(undefined);
+    this.ints.fill(undefined);
+    this.bigs.fill(undefined);
+    this.bytes.fill(undefined);
+    this.nulls.fill(undefined);
     return run;
   }
 }

@@ -7,7 +7,7 @@ import { readColumns, readColumnsTyped, readFooterColumns } from './reader.ts';
 
 export type { TypedColumn };
 export type { ColumnValues, TypedValues } from './plain-encode.ts';
-import { writeParquetFile } from './writer.ts';
+import { writeParquetFile, writeParquetTo as writePiecesTo } from './writer.ts';
 import type { ColumnValues } from './plain-encode.ts';
 
 export interface ParquetColumn {
@@ -31,6 +31,14 @@ export interface ParquetWriteOptions {
  */
 export function writeParquet(columns: ParquetColumn[], values: ColumnValues[], rowCount: number, opts: ParquetWriteOptions): Uint8Array {
   return writeParquetFile(columns, values, rowCount, opts);
+}
+
+/**
+ * writeParquet's bytes handed to `sink` piece by piece as they are encoded, in file order; returns
+ * the file's length. About one column chunk is held at a time, not the file (writer.ts).
+ */
+export function writeParquetTo(columns: ParquetColumn[], values: ColumnValues[], rowCount: number, opts: ParquetWriteOptions, sink: (piece: Uint8Array) => void): number {
+  return writePiecesTo(columns, values, rowCount, opts, sink);
 }
 
 /**

@@ -34,6 +34,25 @@ const MAGIC = Uint8Array.of(0x50, 0x41, 0x52, 0x31); // PAR1
  * and boolean leaves whose codec takes one (plain-encode.ts `takesTyped`), a typed column.
  */
 export function writeParquetFile(columns: WriteColumn[], values: ColumnValues[], rowCount: number, opts: WriteOptions): Uint8Array {
+  const pieces: Uint8Array[] = [];
+  const total = writeParquetTo(columns, values, rowCount, opts, (piece) => pieces.push(piece));
+  const out = new Uint8Array(total);
+  let p = 0;
+  for (const piece of pieces) {
+    out.set(piece, p);
+    p += piece.length;
+  }
+  return out;
+}
+
+/**
+ * writeParquetFile's bytes, handed to `sink` in order as they are encoded (a page header or body,
+ * the footer…) instead of joined into one array; returns their total length. A piece is not kept
+ * once handed over unless a later column of its row group repeats its chunk (`_KEY_x` and `x`),
+ * so memory holds about one column chunk, not the file. A piece is never changed once handed
+ * over (a sink may keep it); a repeated chunk hands the same pieces again.
+ */
+export function writeParquetTo(columns: WriteColumn[], values: ColumnValues[], rowCount: number, opts: WriteOptions, sink: (piece: Uint8Array) => void): number {
   const codec = codecOf(opts.compression);
   const groupRows = opts.rowGroupRows ?? 1 << 20;
   const pageRows = opts.pageRows ?? 20_000;
@@ -63,32 +82,56 @@ export function writeParquetFile(columns: WriteColumn[], values: ColumnValues[],
     if (Array.isArray(v)) return;
     if (!codecs[i] || !takesTyped(codecs[i]!, v.values)) throw invalidArgument(`Parquet column '${c.name}': no typed form for ${typeToString(c.type)} from a ${v.values.constructor.name}`);
   });
+  // The first leaf of each column (a nested column has several).
+  const firstLeaf: number[] = [];
+  for (let c = 0, leaf = 0; c < columns.length; c++) {
+    firstLeaf.push(leaf);
+    leaf += layouts[c]?.leaves.length ?? 1;
+  }
 
-  const pieces: Uint8Array[] = [MAGIC];
-  let offset = MAGIC.length;
+  let offset = 0;
+  const emit = (piece: Uint8Array): void => {
+    sink(piece);
+    offset += piece.length;
+  };
+  emit(MAGIC);
   const groups: WrittenRowGroup[] = [];
   for (let from = 0; from < rowCount; from += groupRows) {
     const to = Math.min(rowCount, from + groupRows);
     const group: WrittenRowGroup = { numRows: to - from, chunks: [] };
-    let leaf = 0;
-    const flat: Array<{ c: number; leaf: LeafSchema; chunk: ChunkResult }> = [];
+    // A column that repeats an earlier one (Paimon's `_KEY_x` and `x`) has the same chunk bytes:
+    // `repeats[c]` is that earlier column, whose chunk is written again instead of encoding and
+    // compressing the values twice. `lastUse[e]`: the last column written from column e's chunk;
+    // its pieces are dropped once that column is written.
+    const repeats: (number | undefined)[] = [];
+    const lastUse: number[] = [];
+    const encoded: number[] = [];
+    for (let c = 0; c < columns.length; c++) {
+      lastUse[c] = c;
+      if (layouts[c]) continue;
+      const e = encoded.find((f) => sameChunkInput(leaves[firstLeaf[f]!]!, codecs[f]!, values[f]!, leaves[firstLeaf[c]!]!, codecs[c]!, values[c]!, from, to));
+      if (e === undefined) encoded.push(c);
+      else {
+        repeats[c] = e;
+        lastUse[e] = c;
+      }
+    }
+    const chunkOf: (ChunkResult | undefined)[] = [];
     for (let c = 0; c < columns.length; c++) {
       const layout = layouts[c];
+      const owner = repeats[c] ?? c;
       let chunks: ChunkResult[];
       if (layout) chunks = writeNestedChunks(layout, values[c] as unknown[], from, to, codec, Math.min(pageRows, to - from));
       else {
-        // A column that repeats an earlier one (Paimon's `_KEY_x` and `x`) has the same chunk bytes:
-        // reuse them instead of encoding and compressing the values twice.
-        const same = flat.find((f) => sameChunkInput(f.leaf, codecs[f.c]!, values[f.c]!, leaves[leaf]!, codecs[c]!, values[c]!, from, to));
-        const chunk = same?.chunk ?? writeColumnChunk(leaves[leaf]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from));
-        if (!same) flat.push({ c, leaf: leaves[leaf]!, chunk });
+        const chunk = owner !== c ? chunkOf[owner]! : writeColumnChunk(leaves[firstLeaf[c]!]!, codecs[c]!, values[c]!, from, to, codec, Math.min(pageRows, to - from));
+        chunkOf[c] = chunk;
         chunks = [chunk];
       }
-      leaf += chunks.length;
       for (const chunk of chunks) {
         group.chunks.push({ chunk, offset });
-        for (const p of chunk.pieces) pieces.push(p);
-        offset += chunk.compressedSize;
+        for (const p of chunk.pieces) emit(p);
+        // Written: the footer needs only the chunk's sizes and statistics.
+        if (lastUse[owner] === c) chunk.pieces = [];
       }
     }
     groups.push(group);
@@ -103,15 +146,9 @@ export function writeParquetFile(columns: WriteColumn[], values: ColumnValues[],
   const tail = new Uint8Array(8);
   new DataView(tail.buffer).setUint32(0, footer.length, true);
   tail.set(MAGIC, 4);
-  pieces.push(footer, tail);
-  const total = offset + footer.length + tail.length;
-  const out = new Uint8Array(total);
-  let p = 0;
-  for (const piece of pieces) {
-    out.set(piece, p);
-    p += piece.length;
-  }
-  return out;
+  emit(footer);
+  emit(tail);
+  return offset;
 }
 
 /**

@@ -153,6 +153,13 @@ export interface IngestorOptions {
   onInfo?: (message: string) => void;
   /** The journal read at open that `onInfo` tells of, in events. Default 100 000 (about a second here). */
   journalReadNoteEvents?: number;
+  /**
+   * A resume in place (core/site): what the stopped Ingestor this one replaces counted
+   * (`carryOver()`). Its counters go on here — /metrics counts since the site started, not since
+   * the resume — and the journal's read at open counts only the events the stopped one had not
+   * gone through (after `countedThrough`), so none is counted twice. Added once the open succeeds.
+   */
+  carried?: IngestorCarry;
 }
 
 /** When a stream last delivered an event (journaled and sequenced, a duplicate included). */
@@ -251,6 +258,14 @@ const COMMIT_USER = 'tilstand-ingest';
  * give or take one input file's decode or one output file's write.
  */
 export const COMPACTION_SLICE_MS = 8;
+/**
+ * How long one slice of a resume in place's journal read runs (`openInSlices`) before a turn of
+ * the event loop, and how many events it reads between looks at the clock.
+ */
+export const JOURNAL_READ_SLICE_MS = 20;
+const JOURNAL_READ_BATCH = 500;
+/** A turn of the event loop: what is due (a journal group commit, a socket) runs first. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 interface Target {
   readonly name: string;
@@ -297,7 +312,17 @@ interface Item {
   readonly key: string;
 }
 
-interface Counters {
+/** What a stopped Ingestor hands the one that replaces it in a resume in place (`carryOver`, option `carried`). */
+export interface IngestorCarry {
+  /** Its counters: the new Ingestor counts on in the same object (an accept of the stopped one still waiting for the journal lands there too). */
+  readonly counters: IngestorCounters;
+  /** Every journal position up to here went through its counters (processed whole before it stopped). */
+  readonly countedThrough: bigint;
+  /** Per table, its budget breaches and commits. */
+  readonly tables: ReadonlyMap<string, { breaches: number; commits: number }>;
+}
+
+export interface IngestorCounters {
   accepted: number;
   applied: number;
   duplicates: number;
@@ -379,6 +404,8 @@ export class Ingestor {
   /** dead_letters' deferred compaction, in slices between events (`commit`). */
   private readonly slicer = new CompactionSlicer(COMPACTION_SLICE_MS);
   private recoveredEvents = 0;
+  /** While the journal's read at open is said in the log (a long one): when it began. */
+  private readNote: { startMs: number } | undefined;
   private recovering = false;
   /**
    * Open dead letters after the lowest table's position at open: the journal's read at open goes
@@ -398,18 +425,10 @@ export class Ingestor {
   /** Of those, the ones applied during the read at open, closed together after it. */
   private readonly lettersApplied: bigint[] = [];
   private closedAtOpen = 0;
-  private readonly c: Counters = {
-    accepted: 0,
-    applied: 0,
-    duplicates: 0,
-    rejected: new Map(),
-    resyncs: 0,
-    skippedSeqs: 0,
-    overflowDrops: 0,
-    replayed: 0,
-    dismissed: 0,
-    purged: 0,
-  };
+  /** The journal position whose processing failed and stopped ingest (its counting may be partial), if a process did. */
+  private failedInProcess: bigint | undefined;
+  /** The counters /metrics shows; after a resume in place, the stopped Ingestor's object (`carried`). */
+  private c: IngestorCounters = newCounters();
   /** Letters a purge deleted since dead_letters' writer was last asked for a full compaction (PURGE_FULL_COMPACTION_SHARE). */
   private purgedSinceFull = 0;
 
@@ -418,7 +437,46 @@ export class Ingestor {
     return new Ingestor(o);
   }
 
-  private constructor(o: IngestorOptions) {
+  /**
+   * `open` for a resume in place after a failure (core/site): the journal's read after the
+   * tables' positions — every event journaled while ingest was stopped, a day's at a long stop —
+   * runs in slices of about `sliceMs` (JOURNAL_READ_SLICE_MS) with a turn of the event loop
+   * between, so the site goes on answering (PUBACKs, /healthz, the UI) meanwhile, as the replay of
+   * dead letters does. The stopped Ingestor it replaces keeps journaling what the broker hands it,
+   * and the read goes on until it has reached the journal's end; then, in one synchronous step,
+   * `beforeLast` (the caller's flush of the journal's queued appends), the rest of the read, the
+   * commits and the checkpoint. The caller switches to the new Ingestor in that same step
+   * (`onOpen`), so no event is handed to the stopped one between the last read and the switch.
+   * `cancelled` is asked after each turn (the site stopping): true, the open gives up and
+   * releases the tables. On any failure nothing stays open, as with `open`.
+   */
+  static async openInSlices(
+    o: IngestorOptions,
+    s: { sliceMs?: number; beforeLast?: () => void; onOpen?: (i: Ingestor) => void; cancelled?: () => boolean } = {},
+  ): Promise<Ingestor> {
+    const i = new Ingestor(o, true);
+    try {
+      const sliceMs = s.sliceMs ?? JOURNAL_READ_SLICE_MS;
+      for (;;) {
+        await turn();
+        if (s.cancelled?.()) throw new Error('the reopen of ingest was given up: the site is stopping');
+        if (!i.readJournal(sliceMs)) break;
+      }
+      if (i.failed) throw i.failed;
+      s.beforeLast?.();
+      i.readJournal(Infinity);
+      i.finishRecovery();
+      if (o.carried) i.takeCarried(o.carried);
+    } catch (e) {
+      i.closed = true;
+      i.releaseAll();
+      throw e;
+    }
+    s.onOpen?.(i);
+    return i;
+  }
+
+  private constructor(o: IngestorOptions, sliced = false) {
     this.o = o;
     this.clock = o.clock ?? Date.now;
     this.monotonic = o.monotonicClock ?? o.clock ?? (() => Math.floor(performance.now()));
@@ -459,7 +517,8 @@ export class Ingestor {
     try {
       for (const def of defs.values()) this.openTarget(def, budgets.get(def.name)!);
       this.deadLetters = this.targets.get(DEAD_LETTERS_TABLE_NAME)!;
-      this.recover();
+      this.recover(sliced);
+      if (o.carried && !sliced) this.takeCarried(o.carried);
     } catch (e) {
       this.releaseAll();
       throw e;
@@ -526,7 +585,7 @@ export class Ingestor {
    *    per-table guards (`covered`) skip what a table's snapshot already holds.
    * 3. Commit what the replay wrote, so recovered state is visible at once.
    */
-  private recover(): void {
+  private recover(sliced: boolean): void {
     const known = new Set<string>();
     for (const t of this.targets.values()) for (const k of t.recovered.hwm.keys()) known.add(k);
     const starts = this.journalStarts(known);
@@ -576,26 +635,57 @@ export class Ingestor {
       if (h.position > this.lastProcessed) after.push(h.position);
     }
     if (after.length > 0) this.lettersToClose = new Set(after);
-    // The open holds the event loop for the read (the broker and the UI are not up yet): a long
-    // one is said, naming the tables it is for, so a start that takes a minute is not taken for hung.
+    // A start's open holds the event loop for the read (the broker and the UI are not up yet): a
+    // long one is said, naming the tables it is for, so a start that takes a minute is not taken
+    // for hung. A resume in place reads in slices (`openInSlices`): the site answers meanwhile.
     const toRead = this.o.journal.lastPosition() - this.lastProcessed;
     const note = toRead >= BigInt(this.o.journalReadNoteEvents ?? DEFAULT_JOURNAL_READ_NOTE_EVENTS) && this.o.onInfo !== undefined;
-    const readStart = performance.now();
+    this.readNote = note ? { startMs: performance.now() } : undefined;
     if (note) {
       const behind = [...this.targets.values()].filter((t) => t.recovered.position === this.lastProcessed).map((t) => (t.snapshotId === null ? `${t.name} (new)` : t.name));
-      this.o.onInfo!(`ingest: reading ${toRead} journal events after position ${this.lastProcessed} into ${behind.join(', ')}; the site answers once they are read`);
+      this.o.onInfo!(`ingest: reading ${toRead} journal events after position ${this.lastProcessed} into ${behind.join(', ')}; ${sliced ? 'in slices, the site answering meanwhile' : 'the site answers once they are read'}`);
     }
+    if (sliced) return;
+    this.readJournal(Infinity);
+    this.finishRecovery();
+  }
+
+  /**
+   * Reads the journal on from the last event processed, for about `ms` (Infinity: to its end, in
+   * one go): true when it stopped for the time and more may follow, false when it read to the end
+   * (or ingest failed on the way: `failed`).
+   */
+  private readJournal(ms: number): boolean {
+    const end = performance.now() + ms;
     this.recovering = true;
+    // A resume in place: the events the stopped Ingestor went through are counted there already
+    // (in its counters, which this one takes over once open), so their second pass counts nowhere.
+    const counting = this.c;
+    const uncounted = this.o.carried === undefined ? undefined : newCounters();
+    const countedThrough = this.o.carried?.countedThrough ?? 0n;
+    const batch = ms === Infinity ? Number.MAX_SAFE_INTEGER : JOURNAL_READ_BATCH;
     try {
-      for (const e of this.o.journal.readAfter(this.lastProcessed)) {
-        this.process({ position: e.position, topic: e.topic, payload: e.payload, receivedAtMs: e.receivedAtMs, receivedElapsedMs: this.elapsedAt(e.receivedAtMs) });
-        this.recoveredEvents++;
+      for (;;) {
+        let n = 0;
+        for (const e of this.o.journal.readAfter(this.lastProcessed, batch)) {
+          if (uncounted !== undefined) this.c = e.position <= countedThrough ? uncounted : counting;
+          this.process({ position: e.position, topic: e.topic, payload: e.payload, receivedAtMs: e.receivedAtMs, receivedElapsedMs: this.elapsedAt(e.receivedAtMs) });
+          this.recoveredEvents++;
+          n++;
+        }
+        if (this.failed || n < batch) return false;
+        if (performance.now() >= end) return true;
       }
     } finally {
       this.recovering = false;
+      this.c = counting;
     }
+  }
+
+  /** After the journal's read at open: the letters it closed, the tables' commits, the checkpoint. */
+  private finishRecovery(): void {
     if (this.failed) throw this.failed;
-    if (note) this.o.onInfo!(`ingest: read ${this.recoveredEvents} journal events in ${((performance.now() - readStart) / 1000).toFixed(1)} s`);
+    if (this.readNote) this.o.onInfo!(`ingest: read ${this.recoveredEvents} journal events in ${((performance.now() - this.readNote.startMs) / 1000).toFixed(1)} s`);
     this.closedAtOpen = this.closeLetters(this.lettersApplied.splice(0));
     // An event still held for a gap may yet be released and applied; the others were read.
     if (this.lettersToClose) for (const p of this.lettersToClose) if (!this.heldPositions.has(p)) this.lettersToClose.delete(p);
@@ -739,6 +829,7 @@ export class Ingestor {
       this.lastProcessed = entry.position;
       this.route(entry, (parsed ??= parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site })));
     } catch (e) {
+      if (this.lastProcessed === entry.position) this.failedInProcess = entry.position;
       this.fail(e, `applying journal position ${entry.position}`);
       this.unapplied(entry, parsed);
     }
@@ -1685,10 +1776,10 @@ export class Ingestor {
       .family('tilstand_ingest_table_pending_events', 'gauge', 'Events written to the table but not committed', per((s) => s.pendingEvents))
       .family('tilstand_ingest_table_held_events', 'gauge', 'Events for the table held in the reorder buffer behind a missing seq', per((s) => s.heldEvents))
       .family('tilstand_ingest_table_budget_breaches_total', 'counter', 'Times the table was seen older than its budget', per((s) => s.breaches))
-      .family('tilstand_ingest_table_commits_total', 'counter', 'Commits of the table by ingest since open', st.map((s) => ({ labels: { site, table: s.table }, value: this.targets.get(s.table)!.freshness.commits })))
+      .family('tilstand_ingest_table_commits_total', 'counter', 'Commits of the table by ingest since open (carried over a resume in place)', st.map((s) => ({ labels: { site, table: s.table }, value: this.targets.get(s.table)!.freshness.commits })))
       .family('tilstand_ingest_dead_letters_open', 'gauge', 'Dead letters not yet replayed', [{ labels: { site }, value: this.openDeadLetters }])
-      .family('tilstand_ingest_events_accepted_total', 'counter', 'Events journaled (acknowledged) since open', [{ labels: { site }, value: this.c.accepted }])
-      .family('tilstand_ingest_events_applied_total', 'counter', 'Events applied to their tables since open', [{ labels: { site }, value: this.c.applied }])
+      .family('tilstand_ingest_events_accepted_total', 'counter', 'Events journaled (acknowledged) since open (carried over a resume in place)', [{ labels: { site }, value: this.c.accepted }])
+      .family('tilstand_ingest_events_applied_total', 'counter', 'Events applied to their tables since open (carried over a resume in place)', [{ labels: { site }, value: this.c.applied }])
       .family('tilstand_ingest_events_duplicate_total', 'counter', 'Events dropped as duplicates by (module, stream, seq)', [{ labels: { site }, value: this.c.duplicates }])
       .family(
         'tilstand_ingest_events_rejected_total',
@@ -1696,9 +1787,9 @@ export class Ingestor {
         'Events refused, by dead-letter reason',
         DEAD_LETTER_REASONS.map((reason) => ({ labels: { site, reason }, value: this.c.rejected.get(reason) ?? 0 })),
       )
-      .family('tilstand_ingest_dead_letters_replayed_total', 'counter', 'Dead letters replayed successfully since open', [{ labels: { site }, value: this.c.replayed }])
-      .family('tilstand_ingest_dead_letters_dismissed_total', 'counter', 'Dead letters dismissed by a user since open', [{ labels: { site }, value: this.c.dismissed }])
-      .family('tilstand_ingest_dead_letters_purged_total', 'counter', 'Closed dead letters deleted after their retention since open', [{ labels: { site }, value: this.c.purged }])
+      .family('tilstand_ingest_dead_letters_replayed_total', 'counter', 'Dead letters replayed successfully since open (carried over a resume in place)', [{ labels: { site }, value: this.c.replayed }])
+      .family('tilstand_ingest_dead_letters_dismissed_total', 'counter', 'Dead letters dismissed by a user since open (carried over a resume in place)', [{ labels: { site }, value: this.c.dismissed }])
+      .family('tilstand_ingest_dead_letters_purged_total', 'counter', 'Closed dead letters deleted after their retention since open (carried over a resume in place)', [{ labels: { site }, value: this.c.purged }])
       .family('tilstand_ingest_resync_requests_total', 'counter', 'Resync requests published to modules', [{ labels: { site }, value: this.c.resyncs }])
       .family('tilstand_ingest_seq_skipped_total', 'counter', 'Sequence numbers given up after gap_give_up_ms', [{ labels: { site }, value: this.c.skippedSeqs }])
       .family('tilstand_ingest_reorder_held_events', 'gauge', 'Events waiting in the reorder buffer', [{ labels: { site }, value: this.heldPositions.size }])
@@ -1773,6 +1864,41 @@ export class Ingestor {
     this.releaseAll();
   }
 
+  /**
+   * For a resume in place (core/site): what this stopped Ingestor counted, for the one that
+   * replaces it (option `carried`): its counters object, the journal position through which every
+   * event went through them, and each table's budget breaches and commits.
+   */
+  carryOver(): IngestorCarry {
+    if (!this.failed) throw new Error('ingestor is running: only one that stopped (failure()) hands over its counters');
+    const tables = new Map<string, { breaches: number; commits: number }>();
+    for (const t of this.targets.values()) tables.set(t.name, { breaches: t.freshness.breaches, commits: t.freshness.commits });
+    return { counters: this.c, countedThrough: this.failedInProcess !== undefined ? this.failedInProcess - 1n : this.lastProcessed, tables };
+  }
+
+  /** The open succeeded: the stopped Ingestor's counts go on here (option `carried`). */
+  private takeCarried(carried: IngestorCarry): void {
+    const into = carried.counters;
+    const own = this.c;
+    into.accepted += own.accepted;
+    into.applied += own.applied;
+    into.duplicates += own.duplicates;
+    for (const [reason, n] of own.rejected) into.rejected.set(reason, (into.rejected.get(reason) ?? 0) + n);
+    into.resyncs += own.resyncs;
+    into.skippedSeqs += own.skippedSeqs;
+    into.overflowDrops += own.overflowDrops;
+    into.replayed += own.replayed;
+    into.dismissed += own.dismissed;
+    into.purged += own.purged;
+    this.c = into;
+    for (const t of this.targets.values()) {
+      const was = carried.tables.get(t.name);
+      if (was === undefined) continue;
+      t.freshness.breaches += was.breaches;
+      t.freshness.commits += was.commits;
+    }
+  }
+
   /** Why apply/commit stopped, or null. */
   failure(): Error | null {
     return this.failed;
@@ -1800,6 +1926,10 @@ export class Ingestor {
     this.readers.clear();
     for (const t of this.targets.values()) t.writer.close();
   }
+}
+
+function newCounters(): IngestorCounters {
+  return { accepted: 0, applied: 0, duplicates: 0, rejected: new Map(), resyncs: 0, skippedSeqs: 0, overflowDrops: 0, replayed: 0, dismissed: 0, purged: 0 };
 }
 
 /** parseRowKind without the search (it still reports an unknown text). */

@@ -207,7 +207,7 @@ export interface Alarm {
    * ingest_stopped (the Ingestor stopped applying after an error; events are only journaled until
    * ingest resumes in place or the site restarts) gives `failure`, the error as the Ingestor has it
    * (English, as logged), and what the site does about it: `resume` (an English sentence), with
-   * `resumeAtMs` (when it tries next) or `resumeStopped: 'damaged'` (a damaged file: not tried
+   * `resumeAtMs` (when it tries next), `resumeRunning: 1` (a try under way) or `resumeStopped: 'damaged'` (a damaged file: not tried
    * again; fixed or restored, then `tilstand ingest resume` or a restart). An older site sends
    * `failure` alone.
    */

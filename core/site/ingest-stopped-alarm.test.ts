@@ -88,7 +88,19 @@ describe('/healthz with ingest stopped', () => {
     const site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false });
     closers.push(() => site.stop());
     const healthz = async () => (await (await fetch(`${site.httpUrl}/healthz`)).json()) as Record<string, unknown>;
-    expect(await healthz()).toEqual({ ok: true, site: 'hz', ingestFailure: null, ingestStoppedAtMs: null, ingestErrorId: null, diskFull: false, mqtt: site.mqttUrl });
+    expect(await healthz()).toEqual({
+      ok: true,
+      site: 'hz',
+      ingestFailure: null,
+      ingestStoppedAtMs: null,
+      ingestErrorId: null,
+      ingestFailureKind: null,
+      ingestResumeAtMs: null,
+      ingestResumeTries: null,
+      ingestResumeStopped: null,
+      diskFull: false,
+      mqtt: site.mqttUrl,
+    });
 
     const before = Date.now();
     failStock = true;
@@ -113,6 +125,11 @@ describe('/healthz with ingest stopped', () => {
       ingestFailure: `ingest stopped (error id ${id}); the site's log (logs/site.log) has the details under that id`,
       ingestStoppedAtMs: expect.any(Number),
       ingestErrorId: id,
+      // The plan (ingest-resume-plan.test.ts): an error that names no disk failure, no try yet.
+      ingestFailureKind: 'other',
+      ingestResumeAtMs: expect.any(Number),
+      ingestResumeTries: 0,
+      ingestResumeStopped: null,
       diskFull: false,
       mqtt: site.mqttUrl,
     });

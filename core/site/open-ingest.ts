@@ -10,7 +10,7 @@
 
 import { Catalog } from '../lsm/index.ts';
 import { ContractRegistry } from '../ingest/contracts.ts';
-import { Ingestor, DEFAULT_CHECKPOINT_NAME } from '../ingest/ingestor.ts';
+import { Ingestor, DEFAULT_CHECKPOINT_NAME, type IngestorCarry } from '../ingest/ingestor.ts';
 import { DiskBudget, Journal } from '../ingest/journal.ts';
 import { readProgress } from '../ingest/progress.ts';
 import { SEED_CONTRACTS } from '../ingest/seed-contracts.ts';
@@ -34,6 +34,8 @@ export interface OpenIngestOptions {
   /** The Ingestor's notes an operator waits for (a long journal read at open). */
   onInfo?: (message: string) => void;
   clock?: () => number;
+  /** A resume in place: the stopped Ingestor's counts, which the new one goes on from (core/ingest `carryOver`). */
+  carried?: IngestorCarry;
 }
 
 /** The journal checkpoint holding the lowest committed position (prune's keepAfter). */
@@ -72,8 +74,20 @@ export function openIngest(data: string, config: SiteConfig, o: OpenIngestOption
  * It replays the journal after each table's committed position.
  */
 export function openIngestor(config: SiteConfig, parts: Omit<IngestParts, 'ingestor'>, o: OpenIngestOptions = {}): Ingestor {
+  return Ingestor.open(ingestorOptions(config, parts, o));
+}
+
+/**
+ * `openIngestor` with the journal's read in slices, turns of the event loop between (core/ingest
+ * `openInSlices`): a site's resume in place, which answers meanwhile.
+ */
+export function openIngestorInSlices(config: SiteConfig, parts: Omit<IngestParts, 'ingestor'>, o: OpenIngestOptions, s: Parameters<typeof Ingestor.openInSlices>[1]): Promise<Ingestor> {
+  return Ingestor.openInSlices(ingestorOptions(config, parts, o), s);
+}
+
+function ingestorOptions(config: SiteConfig, parts: Omit<IngestParts, 'ingestor'>, o: OpenIngestOptions): Parameters<typeof Ingestor.open>[0] {
   const { journal, contracts, catalog, diskBudget } = parts;
-  return Ingestor.open({
+  return {
     site: config.site,
     catalog,
     database: dataPaths('', config.site).database!,
@@ -88,7 +102,8 @@ export function openIngestor(config: SiteConfig, parts: Omit<IngestParts, 'inges
     ...(o.publishResync ? { publishResync: o.publishResync } : {}),
     ...(o.onWarning ? { onWarning: o.onWarning } : {}),
     ...(o.onInfo ? { onInfo: o.onInfo } : {}),
-  });
+    ...(o.carried ? { carried: o.carried } : {}),
+  };
 }
 
 /**

@@ -707,7 +707,7 @@ export class SiteService implements SiteBackend {
     // Its own kind: raised as disk_budget, it read "disk budget" to whoever sorts or words alarms by kind.
     if (health.failure) {
       // What the site does about it: a resume in place planned at a time, or none (a damaged file).
-      // `resume` is the English sentence; `resumeAtMs` (an instant) or `resumeStopped` the same
+      // `resume` is the English sentence; `resumeAtMs` (an instant), `resumeRunning` or `resumeStopped` the same
       // as values, which the floor's UI words in its reader's language.
       const resume = this.site.ingestResumeText();
       const plan = this.site.ingestResumePlan();
@@ -718,7 +718,7 @@ export class SiteService implements SiteBackend {
         params: {
           failure: health.failure,
           ...(resume === undefined ? {} : { resume }),
-          ...(plan === undefined ? {} : 'atMs' in plan ? { resumeAtMs: plan.atMs } : { resumeStopped: plan.stopped }),
+          ...(plan === undefined ? {} : 'atMs' in plan ? { resumeAtMs: plan.atMs } : 'resuming' in plan ? { resumeRunning: 1 } : { resumeStopped: plan.stopped }),
         },
       });
     }

@@ -45,10 +45,10 @@ import { DEMO_CONTRACTS, DEMO_EXTRA_MODULES, DEMO_HQ_DIR, demoConfig, demoYardMi
 import { SiteHttpServer } from './http-server.ts';
 import { initDataDir } from './init.ts';
 import { siteLogger, type LogSink } from './log.ts';
-import { INGEST_CHECKPOINT, openIngest, openIngestor, type IngestParts } from './open-ingest.ts';
+import { INGEST_CHECKPOINT, openIngest, openIngestorInSlices, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMeta, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
-import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type RestoreNoteState, type SiteStatus } from './status.ts';
+import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { UserStore } from '../inbox/users.ts';
@@ -119,6 +119,25 @@ const EXTERNAL_DISK_FULL_HOLD_MAX_MS = 30_000;
 const DISK_ROOM_POLL_MS = 100;
 /** After a restore, how often a stream with no event yet is asked again to resend (`resyncAfterRestore`). */
 const RESTORE_RESYNC_REPEAT_MS = 30_000;
+/**
+ * What kind of error stopped ingest, or failed a try to resume it, for readers who may not see its
+ * text (/healthz is unauthenticated; the text names files of the data directory): `disk_full`
+ * (ENOSPC, EDQUOT), `io` (another failure of the file system: EIO, EROFS, …), `damaged` (a
+ * damaged file, core/lsm `isCorruption`: not retried), `conflict` (another writer holds a table),
+ * `other`.
+ */
+function ingestFailureKind(err: unknown): IngestFailureKind {
+  if (isCorruption(err)) return 'damaged';
+  let kind: IngestFailureKind = 'other';
+  for (let e = err, n = 0; e instanceof Error && n < 16; e = (e as Error & { cause?: unknown }).cause, n++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if ((typeof code === 'string' && /^(ENOSPC|EDQUOT)$/.test(code)) || /\b(ENOSPC|EDQUOT)\b/.test(e.message)) return 'disk_full';
+    if (kind === 'other' && ((e instanceof LsmError && e.kind === 'IOError') || (typeof code === 'string' && /^E[A-Z]+$/.test(code)))) kind = 'io';
+    if (kind === 'other' && e instanceof LsmError && e.kind === 'Conflict') kind = 'conflict';
+  }
+  return kind;
+}
+
 /** After ingest stopped, the first try to resume it in place; each next one waits twice as long, at most INGEST_RESUME_MAX_MS. */
 const INGEST_RESUME_FIRST_MS = 30_000;
 const INGEST_RESUME_MAX_MS = 600_000;
@@ -322,7 +341,22 @@ export class Site {
    * The resume in place of ingest that stopped (`resumeIngest`): the failure it is for, the tries
    * made, when the next one runs (its timer), or why none will (`gaveUp`: a damaged file).
    */
-  private resume: { failure: Error; tries: number; delayMs: number; nextAtMs: number | null; timer: NodeJS.Timeout | undefined; gaveUp: string | undefined; lastError: string | undefined } | undefined;
+  private resume:
+    | {
+        failure: Error;
+        tries: number;
+        delayMs: number;
+        nextAtMs: number | null;
+        timer: NodeJS.Timeout | undefined;
+        gaveUp: string | undefined;
+        lastError: string | undefined;
+        lastKind: IngestFailureKind | undefined;
+        /** While a try runs (its journal read takes turns of the event loop): since when. */
+        runningSinceMs?: number | undefined;
+      }
+    | undefined;
+  /** The try to resume in place under way, if one is (`resumeIngest`). */
+  private resuming: Promise<{ resumed: boolean; error?: string; damaged?: boolean }> | undefined;
   private resumeBackoff = { firstMs: INGEST_RESUME_FIRST_MS, maxMs: INGEST_RESUME_MAX_MS };
   /** The last resume in place: a failure soon after it (within the longest wait) waits longer than the one before, not the first wait again. */
   private lastResume: { atMs: number; delayMs: number } | undefined;
@@ -1107,6 +1141,7 @@ export class Site {
       journal: journalState(journal),
       ingestFailure: health.failure,
       ...(health.failure !== null && this.ingestResumeText() !== undefined ? { ingestResume: this.ingestResumeText()! } : {}),
+      ...(health.failure !== null && this.ingestResumeState() !== undefined ? { ingestResumePlan: this.ingestResumeState()! } : {}),
       diskFull: health.diskFull,
       demo: this.demo ? this.demo.stats() : null,
       streams: app ? app.streams : null,
@@ -1185,14 +1220,38 @@ export class Site {
   health(): Record<string, unknown> {
     const h = this.ingest.ingestor.health();
     const stop = this.noteIngestFailure();
+    const plan = this.ingestResumeState();
     return {
       ok: stop === undefined,
       site: this.config.site,
       ingestFailure: stop ? `ingest stopped (error id ${stop.id}); the site's log (logs/site.log) has the details under that id` : null,
       ingestStoppedAtMs: stop ? stop.atMs : null,
       ingestErrorId: stop ? stop.id : null,
+      // The plan, as values only (no error text): kinds, a count and a time.
+      ingestFailureKind: plan ? plan.lastFailureKind : null,
+      ingestResumeAtMs: plan ? plan.atMs : null,
+      ingestResumeTries: plan ? plan.tries : null,
+      ingestResumeStopped: plan ? plan.stopped : null,
       diskFull: h.diskFull,
       mqtt: this.mqttUrl,
+    };
+  }
+
+  /**
+   * The resume in place of ingest that stopped, as values (`/healthz`, `tilstand status`): the
+   * tries made since the stop, when the next runs (null: none planned), `stopped: 'damaged'` when
+   * none will (a damaged file), and the kind of the last failure — the last try's, else the stop's.
+   * Undefined while ingest runs.
+   */
+  ingestResumeState(): IngestResumeState | undefined {
+    const stop = this.noteIngestFailure();
+    if (stop === undefined) return undefined;
+    const r = this.resume !== undefined && this.resume.failure === stop.failure ? this.resume : undefined;
+    return {
+      tries: r?.tries ?? 0,
+      atMs: r?.runningSinceMs ?? (r?.gaveUp === undefined ? (r?.nextAtMs ?? null) : null),
+      stopped: r?.gaveUp !== undefined ? 'damaged' : null,
+      lastFailureKind: r?.lastKind ?? ingestFailureKind(stop.failure),
     };
   }
 
@@ -1217,7 +1276,7 @@ export class Site {
     if (this.resume?.timer) clearTimeout(this.resume.timer);
     const again = this.lastResume !== undefined && Date.now() - this.lastResume.atMs < this.resumeBackoff.maxMs;
     const delayMs = again ? Math.min(this.lastResume!.delayMs * 2, this.resumeBackoff.maxMs) : this.resumeBackoff.firstMs;
-    this.resume = { failure, tries: 0, delayMs, nextAtMs: null, timer: undefined, gaveUp: undefined, lastError: undefined };
+    this.resume = { failure, tries: 0, delayMs, nextAtMs: null, timer: undefined, gaveUp: undefined, lastError: undefined, lastKind: undefined };
     if (isCorruption(failure)) {
       this.giveUpResume('the error is a damaged file, which a reopen reads again and fails on');
       return;
@@ -1231,7 +1290,7 @@ export class Site {
     r.nextAtMs = Date.now() + r.delayMs;
     r.timer = setTimeout(() => {
       r.timer = undefined;
-      this.resumeIngest('retry');
+      void this.resumeIngest('retry');
     }, r.delayMs);
     r.timer.unref?.();
     this.log(`ingest: resuming in place in ${formatWait(r.delayMs)} (try ${r.tries + 1}); meanwhile events are journaled and acknowledged`);
@@ -1249,14 +1308,27 @@ export class Site {
    * Ingestor's events are committed to the journal (flush), it releases the tables without
    * committing (`releaseStopped`: its writers may hold part of an event), and a new Ingestor opens
    * on the same journal, replaying every event after each table's committed position — what a
-   * restart does, without one. All in one synchronous step: no event reaches either Ingestor
-   * meanwhile, and the stopped one's accepts still waiting for their commit resolve after it (it is
-   * closed by then, so applies none of them; the new one read them). The broker's sink, the letter
-   * listener, the metrics and the control socket reach the Ingestor through `this.ingest`. When the
-   * open fails the stopped Ingestor stays (journaling, raising the alarm) and the next try waits
-   * twice as long; a damaged file ends the tries. `manual`: asked for (`tilstand ingest resume`).
+   * restart does, without one. The replay runs in slices with turns of the event loop between
+   * (core/ingest `openInSlices`), the stopped Ingestor journaling and acknowledging meanwhile; its
+   * last slice, the journal's flush before it and the switch to the new Ingestor are one
+   * synchronous step: no event reaches either Ingestor meanwhile, and the stopped one's accepts
+   * still waiting for their commit resolve after it (it is closed by then, so applies none of
+   * them; the new one read them). The broker's sink, the letter listener, the metrics and the
+   * control socket reach the Ingestor through `this.ingest`. When the open fails the stopped
+   * Ingestor stays (journaling, raising the alarm) and the next try waits twice as long; a damaged
+   * file ends the tries. `manual`: asked for (`tilstand ingest resume`). A call while a try runs
+   * is answered with that try's outcome.
    */
-  private resumeIngest(why: 'retry' | 'manual'): { resumed: boolean; error?: string; damaged?: boolean } {
+  private resumeIngest(why: 'retry' | 'manual'): Promise<{ resumed: boolean; error?: string; damaged?: boolean }> {
+    if (this.resuming) return this.resuming;
+    const p = this.resumeIngestOnce(why).finally(() => {
+      if (this.resuming === p) this.resuming = undefined;
+    });
+    this.resuming = p;
+    return p;
+  }
+
+  private async resumeIngestOnce(why: 'retry' | 'manual'): Promise<{ resumed: boolean; error?: string; damaged?: boolean }> {
     const old = this.ingest.ingestor;
     const failure = old.failure();
     if (failure === null || this.stopping) return { resumed: false };
@@ -1265,14 +1337,37 @@ export class Site {
     if (r.timer) clearTimeout(r.timer);
     r.timer = undefined;
     r.tries++;
+    r.nextAtMs = null;
+    r.runningSinceMs = Date.now();
     let fresh: Ingestor;
     try {
       this.ingest.journal.flush();
       old.releaseStopped();
       // Throws when what it reads fails to apply or commit again (the disk still fails).
-      fresh = openIngestor(this.current, this.ingest, this.ingestHooks());
+      // Its counters go on from the stopped one's: /metrics counts since the site started.
+      fresh = await openIngestorInSlices(
+        this.current,
+        this.ingest,
+        { ...this.ingestHooks(), carried: old.carryOver() },
+        {
+          beforeLast: () => this.ingest.journal.flush(),
+          // The switch, in the same synchronous step as the last slice.
+          onOpen: (i) => {
+            old.setLetterListener(undefined);
+            old.abandon();
+            this.ingest = { ...this.ingest, ingestor: i };
+            const notices = this.letterNotices;
+            if (notices) i.setLetterListener((letters) => notices.letters(letters));
+          },
+          // The site stopping: the open gives up at its next turn, and the stop closes the stopped one.
+          cancelled: () => this.stopping !== undefined,
+        },
+      );
     } catch (e) {
+      r.runningSinceMs = undefined;
+      if (this.stopping) return { resumed: false, error: (e as Error)?.message ?? String(e) };
       r.lastError = (e as Error)?.message ?? String(e);
+      r.lastKind = ingestFailureKind(e);
       this.log(`ingest: resume in place failed (try ${r.tries}${why === 'manual' ? ', asked for' : ''}): ${describeError(e)}`);
       if (isCorruption(e)) {
         if (r.gaveUp === undefined) this.giveUpResume('the table files are damaged (the reopen failed on a damaged file)');
@@ -1290,11 +1385,6 @@ export class Site {
       }
       return { resumed: false, error: r.lastError, damaged: isCorruption(e) };
     }
-    old.setLetterListener(undefined);
-    old.abandon();
-    this.ingest = { ...this.ingest, ingestor: fresh };
-    const notices = this.letterNotices;
-    if (notices) fresh.setLetterListener((letters) => notices.letters(letters));
     const stop = this.ingestStop;
     this.ingestStop = undefined;
     this.resume = undefined;
@@ -1306,10 +1396,10 @@ export class Site {
   }
 
   /** The control op `ingest.resume`: a try now; refused while ingest runs. */
-  private resumeIngestNow(): { resumed: true } {
+  private async resumeIngestNow(): Promise<{ resumed: true }> {
     if (this.ingest.ingestor.failure() === null) throw Object.assign(new Error(`ingest is running on ${this.data}: nothing to resume`), { kind: 'Conflict' });
     this.noteIngestFailure();
-    const r = this.resumeIngest('manual');
+    const r = await this.resumeIngest('manual');
     // A damaged file is kind Corruption (the CLI's exit 4, as every command says damage), any other error Failed (5).
     if (!r.resumed) throw Object.assign(new Error(`ingest did not resume: ${r.error ?? 'the site is stopping'}${this.resume?.nextAtMs ? `; the site tries again at ${new Date(this.resume.nextAtMs).toISOString()}` : ''}`), { kind: r.damaged ? 'Corruption' : 'Failed' });
     return { resumed: true };
@@ -1323,6 +1413,7 @@ export class Site {
     const r = this.resume;
     if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
     const last = r.lastError !== undefined ? ` (the last try failed: ${r.lastError})` : '';
+    if (r.runningSinceMs !== undefined) return `the site is resuming it now (try ${r.tries}, since ${new Date(r.runningSinceMs).toISOString()}: reading what was journaled meanwhile)${last}`;
     if (r.gaveUp !== undefined) return `not retried: ${r.gaveUp}${last}; fix or restore the file, then \`tilstand ingest resume\` or restart the site`;
     if (r.nextAtMs !== null) return `the site tries to resume it at ${new Date(r.nextAtMs).toISOString()}${last}; \`tilstand ingest resume\` tries now`;
     return undefined;
@@ -1330,14 +1421,17 @@ export class Site {
 
   /**
    * The same as values, for the alarm's params (a UI words them in its reader's language):
-   * `atMs`, when the site tries next; or `stopped: 'damaged'`, no try (a damaged file: fixed or
-   * restored, then `tilstand ingest resume` or a restart). Undefined while ingest runs or when
-   * nothing is planned.
+   * `atMs`, when the site tries next; `resuming`, a try under way (its read of what was journaled
+   * meanwhile takes turns of the event loop: the alarm is seen during it, and its start, a time
+   * past, read as "tries again at" a moment gone); or `stopped: 'damaged'`, no try (a damaged
+   * file: fixed or restored, then `tilstand ingest resume` or a restart). Undefined while ingest
+   * runs or when nothing is planned.
    */
-  ingestResumePlan(): { atMs: number } | { stopped: 'damaged' } | undefined {
+  ingestResumePlan(): { atMs: number } | { resuming: true } | { stopped: 'damaged' } | undefined {
     this.noteIngestFailure();
     const r = this.resume;
     if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
+    if (r.runningSinceMs !== undefined) return { resuming: true };
     // Every reason to give up is a damaged file (planResume, resumeIngest).
     if (r.gaveUp !== undefined) return { stopped: 'damaged' };
     if (r.nextAtMs !== null) return { atMs: r.nextAtMs };
@@ -1618,6 +1712,9 @@ export class Site {
     await new Promise<void>((r) => setImmediate(r));
     await step('control socket', () => this.control?.close());
     await step('http', () => this.http?.close());
+    // A resume in place under way gives up at its next turn (`cancelled`); waited for, so its
+    // tables are released before the stopped Ingestor closes and the journal with it.
+    await step('ingest resume', () => this.resuming);
     await step('ingest commit', () => this.ingest?.ingestor.commitAll());
     await step('ingest close', () => this.ingest?.ingestor.close());
     await step('journal close', () => this.ingest?.journal.close());

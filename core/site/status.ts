@@ -65,6 +65,12 @@ export interface SiteStatus {
    * damaged file); absent from an older site and when nothing is planned (Site.ingestResumeText).
    */
   ingestResume?: string;
+  /**
+   * The same plan as values (Site.ingestResumeState; /healthz has them too): tries made since the
+   * stop, when the next runs, whether none will (a damaged file), and the last failure's kind.
+   * Absent from an older site and while ingest runs.
+   */
+  ingestResumePlan?: IngestResumeState;
   diskFull: boolean | null;
   demo: { module: string; published: number; acked: number; failed: number; commands: number }[] | null;
   /**
@@ -123,6 +129,42 @@ export interface SiteStatus {
    * agent runs) and from an older running site's answer.
    */
   agent?: AgentStatus;
+}
+
+/** What kind of error stopped ingest or failed a try to resume it (site.ts `ingestFailureKind`). */
+export type IngestFailureKind = 'disk_full' | 'io' | 'damaged' | 'conflict' | 'other';
+
+/** The resume in place of ingest that stopped, as values (site.ts `ingestResumeState`). */
+export interface IngestResumeState {
+  /** Tries made since ingest stopped (0 before the first). */
+  tries: number;
+  /** When the site tries next (ms since the epoch), or null when no try is planned. */
+  atMs: number | null;
+  /** 'damaged': no try until the file is fixed and `tilstand ingest resume` (or a restart); else null. */
+  stopped: 'damaged' | null;
+  /** The kind of the last try's failure, or of the stop's before the first try. */
+  lastFailureKind: IngestFailureKind;
+}
+
+const FAILURE_KIND_TEXT: Readonly<Record<IngestFailureKind, string>> = {
+  disk_full: 'a full disk',
+  io: 'a failing disk',
+  damaged: 'a damaged file',
+  conflict: 'a table another writer holds',
+  other: 'an error that is no disk failure',
+};
+
+/** The plan's line under INGEST STOPPED. */
+function resumePlanLine(p: IngestResumeState): string {
+  const kind = `${Object.hasOwn(FAILURE_KIND_TEXT, p.lastFailureKind) ? FAILURE_KIND_TEXT[p.lastFailureKind] : p.lastFailureKind} (${p.lastFailureKind})`;
+  const tries = p.tries === 0 ? `no try yet, ingest stopped on ${kind}` : `${p.tries} ${p.tries === 1 ? 'try' : 'tries'} so far, the last failed on ${kind}`;
+  const next =
+    p.stopped === 'damaged'
+      ? 'no next try: fix or restore the file, then `tilstand ingest resume`'
+      : p.atMs === null
+        ? 'no next try planned'
+        : `the next at ${new Date(p.atMs).toISOString()}`;
+  return `  ingest resume: ${tries}; ${next}`;
 }
 
 /** The restore note as the site keeps it: `tilstand restore`'s, plus what the site has asked and heard. */
@@ -437,6 +479,7 @@ export function formatStatus(s: SiteStatus): string[] {
   // that is each table's pending count above.
   lines.push(`journal: position ${j.lastPosition}, every table committed through ${j.committedPosition} (a restart re-reads the ${j.uncommittedEvents} after it; not yet visible: the tables' pending), ${(j.bytesUsed / 1024 / 1024).toFixed(1)} MiB`);
   if (s.ingestFailure) lines.push(`INGEST STOPPED: ${s.ingestFailure} (${s.ingestResume ?? 'restart the site to recover'})`);
+  if (s.ingestFailure && s.ingestResumePlan) lines.push(resumePlanLine(s.ingestResumePlan));
   if (s.diskFull) lines.push('DISK BUDGET FULL: events are not being acknowledged');
   if (s.demo) lines.push(`demo modules: ${s.demo.map((d) => `${d.module} ${d.acked}/${d.published} acked`).join(', ')}`);
   const y = s.sync;

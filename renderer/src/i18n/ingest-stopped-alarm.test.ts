@@ -60,6 +60,15 @@ describe('alarmText: ingest_stopped with what the site does about it', () => {
     expect(alarmText('de', damaged)).toBe(`Einlesen gestoppt: ${failure}; Ereignisse werden nur im Journal gespeichert: bei einer beschädigten Tabellendatei versucht es der Standort nicht erneut; ist die Datei repariert oder wiederhergestellt, setzt „tilstand ingest resume“ oder ein Neustart das Einlesen fort`);
   });
 
+  // A try under way (its read of what was journaled meanwhile takes a while): "now", not a time
+  // gone (its start) after "tries again at".
+  it('says a try is under way, in every language', () => {
+    const resuming: Alarm = { ...planned, params: { failure, resume: 'the site is resuming it now (try 1, …)', resumeRunning: 1 } };
+    expect(alarmText('en', resuming)).toBe(`ingest stopped: ${failure}; events are only journaled until ingest resumes: the site is resuming it now, reading what was journaled meanwhile`);
+    expect(alarmText('nb', resuming)).toMatch(/anlegget prøver nå, og leser det som ble lagret i mellomtiden$/);
+    expect(alarmText('de', resuming)).toMatch(/der Standort setzt es gerade fort und liest, was inzwischen ins Journal kam$/);
+  });
+
   it('an older site without the values keeps today’s wording', () => {
     expect(alarmText('nb', stopped)).toMatch(/til anlegget startes på nytt$/);
     expect(alarmText('en', stopped)).toBe(stopped.message);

@@ -358,9 +358,10 @@ const en = {
   'alarm.budget_breach.held': '{held} events for it wait behind a missing seq',
   'alarm.budget_breach.stopped': 'ingest stopped, events are only journaled',
   'alarm.ingest_stopped': 'ingest stopped: {failure}; events are only journaled until the site is restarted',
-  // What the site does about it (params resumeAtMs — {resumeAt}, formatClock — or resumeStopped
-  // 'damaged'); a site without them gets the line above (nb, de) or its own message (en).
+  // What the site does about it (params resumeAtMs — {resumeAt}, formatClock —, resumeRunning 1 or
+  // resumeStopped 'damaged'); a site without them gets the line above (nb, de) or its own message (en).
   'alarm.ingest_stopped.resumeAt': 'ingest stopped: {failure}; events are only journaled until ingest resumes: the site tries again at {resumeAt}',
+  'alarm.ingest_stopped.resuming': 'ingest stopped: {failure}; events are only journaled until ingest resumes: the site is resuming it now, reading what was journaled meanwhile',
   'alarm.ingest_stopped.damaged': 'ingest stopped: {failure}; events are only journaled: the site does not try again with a damaged table file; once the file is fixed or restored, “tilstand ingest resume” or a restart resumes ingest',
   'alarm.dead_letters': 'dead letters waiting for a look: {n}',
   'alarm.command_failed': '{action} for {id} failed{detail}',
@@ -881,6 +882,7 @@ const nb: Messages = {
   'alarm.budget_breach.stopped': 'innlesingen har stoppet, hendelser lagres bare i journalen',
   'alarm.ingest_stopped': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen til anlegget startes på nytt',
   'alarm.ingest_stopped.resumeAt': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen til innlesingen fortsetter: anlegget prøver igjen kl. {resumeAt}',
+  'alarm.ingest_stopped.resuming': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen til innlesingen fortsetter: anlegget prøver nå, og leser det som ble lagret i mellomtiden',
   'alarm.ingest_stopped.damaged': 'innlesingen har stoppet: {failure}; hendelser lagres bare i journalen: anlegget prøver ikke igjen med en skadet tabellfil; når filen er reparert eller gjenopprettet, fortsetter innlesingen med «tilstand ingest resume» eller en omstart',
   'alarm.dead_letters': 'avviste hendelser som venter på å bli sett på: {n}',
   'alarm.command_failed': '{action} for {id} feilet{detail}',
@@ -1380,6 +1382,7 @@ const de: Messages = {
   'alarm.budget_breach.stopped': 'Einlesen gestoppt, Ereignisse werden nur im Journal gespeichert',
   'alarm.ingest_stopped': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert, bis der Standort neu gestartet wird',
   'alarm.ingest_stopped.resumeAt': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert, bis das Einlesen weiterläuft: der Standort versucht es um {resumeAt} erneut',
+  'alarm.ingest_stopped.resuming': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert, bis das Einlesen weiterläuft: der Standort setzt es gerade fort und liest, was inzwischen ins Journal kam',
   'alarm.ingest_stopped.damaged': 'Einlesen gestoppt: {failure}; Ereignisse werden nur im Journal gespeichert: bei einer beschädigten Tabellendatei versucht es der Standort nicht erneut; ist die Datei repariert oder wiederhergestellt, setzt „tilstand ingest resume“ oder ein Neustart das Einlesen fort',
   'alarm.dead_letters': 'abgewiesene Ereignisse, die auf Prüfung warten: {n}',
   'alarm.command_failed': '{action} für {id} ist fehlgeschlagen{detail}',
@@ -1901,7 +1904,7 @@ export function columnsWorded(lang: Lang, table: string, search: string): { colu
 /** The alarm kinds worded here; the others show the site's English message. */
 const ALARM_KEYS: Partial<Record<Alarm['kind'], (p: Record<string, string | number>) => MessageKey>> = {
   budget_breach: () => 'alarm.budget_breach',
-  ingest_stopped: (p) => (typeof p.resumeAtMs === 'number' ? 'alarm.ingest_stopped.resumeAt' : p.resumeStopped === 'damaged' ? 'alarm.ingest_stopped.damaged' : 'alarm.ingest_stopped'),
+  ingest_stopped: (p) => (typeof p.resumeAtMs === 'number' ? 'alarm.ingest_stopped.resumeAt' : p.resumeRunning === 1 ? 'alarm.ingest_stopped.resuming' : p.resumeStopped === 'damaged' ? 'alarm.ingest_stopped.damaged' : 'alarm.ingest_stopped'),
   dead_letters: () => 'alarm.dead_letters',
   command_failed: (p) => (p.state === 'timed_out' ? 'alarm.command_timed_out' : 'alarm.command_failed'),
   stream_silent: () => 'alarm.stream_silent',
@@ -1930,12 +1933,12 @@ export function syncReasonKey(reason: string | number | undefined): MessageKey |
 }
 
 /**
- * ingest_stopped with what the site does about it as values (resumeAtMs, resumeStopped): worded in
+ * ingest_stopped with what the site does about it as values (resumeAtMs, resumeRunning, resumeStopped): worded in
  * English too, since the site's message gives the next try as a UTC instant (and a command line's
  * words); without them (an older site), its message as it is.
  */
 function resumeWorded(a: Alarm): boolean {
-  return a.kind === 'ingest_stopped' && a.params !== undefined && (typeof a.params.resumeAtMs === 'number' || a.params.resumeStopped === 'damaged');
+  return a.kind === 'ingest_stopped' && a.params !== undefined && (typeof a.params.resumeAtMs === 'number' || a.params.resumeRunning === 1 || a.params.resumeStopped === 'damaged');
 }
 
 /** Kinds worded in English too: the site's message names the action by its identifier. */

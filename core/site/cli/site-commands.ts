@@ -19,7 +19,7 @@ import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, hqInDataProblem, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, loadSiteRuleFiles, readConfig, type SiteConfig } from '../config.ts';
 import { controlRequest, ControlError } from '../control.ts';
-import { runSync, syncStatusLines, targetPlace, type SyncNowResult } from '../../sync/index.ts';
+import { runSync, syncStatusLines, targetDescription, targetPlace, type SyncNowResult } from '../../sync/index.ts';
 import { runRestore } from '../../sync/cli/sync.ts';
 import { damageIn, isSqliteCorruption } from '../../sync/cli/common.ts';
 import { runReplayCli } from '../../replay/cli.ts';
@@ -35,7 +35,7 @@ import { dismissWithPin } from '../dismiss.ts';
 import { initDataDir, InitError } from '../init.ts';
 import { checkSiteTablesOnDisk, openIngest } from '../open-ingest.ts';
 import { ModuleCredentials, modulePrincipal, openSiteDb, SITE_MODULES, siteMeta } from '../site-db.ts';
-import { formatStatus, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
+import { formatStatus, redactTarget, statusFromDirectory, withConfigSyncTarget, withOpenLetterGroups, type SiteStatus } from '../status.ts';
 import { dataDir, DEMO_MAX_STEP_MS, DEMO_MIN_STEP_MS, existingDataDir, json, nextSignal, positiveInt, print, refuseExtraArguments, repeatedStopSignals, runningSocket, subcommand, type CliIO } from './common.ts';
 import type { Rule, RuleFile } from '../../agents/index.ts';
 import { ruleFileCode } from '../../agents/rule-files.ts';
@@ -873,9 +873,19 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   } catch (e) {
     throw new CliError(EXIT.usage, `option '--hq': ${(e as Error).message}`);
   }
+  const takeOver = a.boolean('take-over');
+  const keys = (['access-key', 'secret-key'] as const).filter((k) => a.string(k) !== undefined).map((k) => `'--${k}'`);
+  // A site that syncs does so with its own configuration (DESIGN.md, "Control socket protocol"):
+  // what a flag here would change is checked against it before anything is asked or written.
+  // A site that syncs nowhere answers `sync.now` NotConfigured, and the command syncs itself, with every flag.
+  const running = keys.length > 0 || takeOver ? ((await controlRequest(socket, 'status')) as SiteStatus) : undefined;
+  if (running?.sync) {
+    if (keys.length > 0 && !takeOver) throw new CliError(EXIT.usage, keysBesideRunningSite(data, running, keys));
+    if (takeOver) takeOverTargetCheck(data, running, place);
+  }
   // The running site's engine holds the sender lock: the marker is written from here with its
   // sender id, and the engine reads it before its next step (core/sync/DESIGN.md, "One sender per site at HQ").
-  const tookOver = a.boolean('take-over') ? await takeOverRunningSite(data, a) : undefined;
+  const tookOver = takeOver ? await takeOverRunningSite(data, a) : undefined;
   // `refused` (HQ's sender marker names another data directory) is absent from an older site's answer.
   let r: SyncNowResult & { refused?: boolean };
   try {
@@ -886,12 +896,60 @@ export async function runSiteSync(argv: string[], io: CliIO): Promise<number> {
   }
   if (a.boolean('json')) await print(io.stdout, [JSON.stringify(r.status)]);
   else await print(io.stdout, [...(tookOver === undefined ? [] : [tookOver]), `${syncNowLine(r)} (by the site running on ${data})`, ...syncStatusLines(r.status)]);
+  // Keys given with --take-over reached HQ for the marker alone: the site sent with its own.
+  if (keys.length > 0) {
+    await print(io.stderr, [`tilstand: ${keys.join(', ')} ${tookOver === undefined ? 'were not used' : "wrote HQ's sender marker"}; the site running on ${data} syncs with the S3 keys of its own environment (docs/operations.md, "Connecting to headquarters")`]);
+  }
   // As `sync now` with no site running: refused by HQ's sender marker is exit 3, not 5 (steps
   // pending), and a failing exit says why on stderr in the same words.
   const failed = syncNowFailure(readConfig(data).site, r.status, r.rounds, r.refused === true);
   if (failed === undefined) return EXIT.ok;
   await print(io.stderr, [failed.note]);
   return failed.code;
+}
+
+/**
+ * `sync now --access-key/--secret-key` beside a site that syncs: the command only asks the site to
+ * sync, and the site syncs with its own target and the keys of its own environment, so the keys
+ * typed would not be used (they were dropped without a word while the person believed them used).
+ * Never names the keys themselves.
+ */
+function keysBesideRunningSite(data: string, s: SiteStatus, keys: string[]): string {
+  const one = keys.length === 1;
+  const flags = `option ${keys.join(', ')}: `;
+  const unused = `and \`sync now\` only asks it to sync, so ${one ? 'it' : 'they'} would not be used`;
+  const desc = s.syncDescription;
+  if (desc?.startsWith('dir:') === true) {
+    return `${flags}the site running on ${data} syncs to the directory ${desc.slice('dir:'.length)}, which takes no S3 keys (it is written with the site's file permissions), ${unused}; leave ${one ? 'it' : 'them'} out`;
+  }
+  return (
+    `${flags}the site running on ${data} syncs to ${s.sync!.target} with the S3 keys of its own environment (TILSTAND_HQ_ACCESS_KEY and TILSTAND_HQ_SECRET_KEY as it was started), ${unused}; ` +
+    `leave ${one ? 'it' : 'them'} out, give the site its keys in its environment and restart it (docs/operations.md, "Connecting to headquarters"), or stop the site and run \`sync now\` with ${one ? 'it' : 'them'}`
+  );
+}
+
+/**
+ * `sync now --take-over` beside a site that syncs writes HQ's sender marker from the command, at
+ * HQ as the command finds it (`--hq`, else config.json's `hq.target`): refused (exit 2) before the
+ * write when that is not where the site syncs — the site refused a foreign `--hq` only after the
+ * marker had been written there, and a site started with `--hq` would still be refused at its own
+ * HQ. Compared as `tilstand status` compares them (`targetDescription`); an older site that gives
+ * no `syncDescription` is not checked.
+ */
+function takeOverTargetCheck(data: string, s: SiteStatus, place: string | undefined): void {
+  const site = s.syncDescription;
+  if (site === undefined || site === null) return;
+  if (place !== undefined) {
+    if (targetDescription(place) !== site) throw new CliError(EXIT.usage, `option '--hq': the site running on ${data} syncs to ${s.sync!.target}, not ${redactTarget(place)}; --take-over writes HQ's sender marker where the site syncs: leave out --hq, or stop the site first`);
+    return;
+  }
+  const configured = readConfig(data).hq.target;
+  if (configured !== null && targetDescription(configured) !== site) {
+    throw new CliError(
+      EXIT.usage,
+      `--take-over: the site running on ${data} syncs to ${s.sync!.target} (given with --hq at its start, or config.json edited since), not to config.json's hq.target ${redactTarget(configured)}, where the take-over would write HQ's sender marker; give --hq with the site's target, or stop the site first`,
+    );
+  }
 }
 
 /**

@@ -14,7 +14,7 @@
 // uses UTC as the session zone (the appliance runs in UTC; Paimon uses the JVM's zone).
 
 import { invalidArgument } from './errors.ts';
-import { isNestedType, typesEqual, withNullable, decimalToString, timestampFromString, timestampToString, typeToString, utcMs, valueToJson, type DataType, type TypeRoot } from './types.ts';
+import { fitsChars, isNestedType, typesEqual, withNullable, decimalToString, timestampToString, typeToString, utcMs, valueToJson, type DataType, type TypeRoot } from './types.ts';
 
 const INTEGERS: readonly TypeRoot[] = ['TINYINT', 'SMALLINT', 'INT', 'BIGINT'];
 const NUMERIC: readonly TypeRoot[] = [...INTEGERS, 'FLOAT', 'DOUBLE', 'DECIMAL'];
@@ -211,10 +211,32 @@ function toStringValue(v: unknown, from: DataType): string {
   }
 }
 
+/**
+ * Paimon's BinaryStringUtils.toCharacterString: a string longer than n characters cut to its first
+ * n, a shorter one padded with spaces to n for a CHAR. Characters as Paimon counts them
+ * (BinaryString.numChars, types.ts `fitsChars`: one per code point), so a cut never splits a
+ * surrogate pair and "😀😀" fits a VARCHAR(2).
+ */
 function fitString(s: string, to: DataType): string {
   if (to.root === 'STRING') return s;
   const n = to.length!;
-  return s.length > n ? s.slice(0, n) : to.root === 'CHAR' ? s.padEnd(n, ' ') : s;
+  if (fitsChars(s, n)) return to.root === 'CHAR' ? s + ' '.repeat(Math.max(0, n - charCount(s))) : s;
+  let end = 0;
+  for (let chars = 0; chars < n; chars++) end += isPairAt(s, end) ? 2 : 1;
+  return s.slice(0, end);
+}
+
+function isPairAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff) return false;
+  const d = s.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff;
+}
+
+function charCount(s: string): number {
+  let chars = 0;
+  for (let i = 0; i < s.length; i += isPairAt(s, i) ? 2 : 1) chars++;
+  return chars;
 }
 
 function fitBytes(b: Uint8Array, to: DataType): Uint8Array {
@@ -272,28 +294,186 @@ function fromStringValue(s: string, to: DataType, column: string): unknown {
     case 'BYTES':
       return fitBytes(utf8.encode(s), to);
     case 'DATE': {
-      const m = /^(-?\d{4,})-(\d{1,2})-(\d{1,2})/.exec(t);
-      if (!m) throw parseFail(column, s, to);
-      return Math.floor(utcMs(Number(m[1]), Number(m[2]), Number(m[3])) / 86_400_000);
+      const days = javaDateOf(s);
+      if (days === null) throw parseFail(column, s, to);
+      return days;
     }
     case 'TIME': {
-      const m = /^(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?$/.exec(t);
-      if (!m) throw parseFail(column, s, to);
-      return ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3] ?? 0)) * 1000 + Number((m[4] ?? '').padEnd(3, '0').slice(0, 3));
+      const ms = javaTimeOf(s);
+      // Paimon's cast makes any int; one that is no time of a day (24:00, a leap second 23:59:60,
+      // 25:00, an offset past midnight) is no TIME value here.
+      if (ms === null || ms < 0 || ms > 86_399_999) throw parseFail(column, s, to);
+      return ms;
     }
     case 'TIMESTAMP':
     case 'TIMESTAMP_LTZ': {
-      let micros: number;
-      try {
-        micros = timestampFromString(/^\d{4,}-\d{2}-\d{2}$/.test(t) ? `${t}T00:00:00` : t);
-      } catch {
-        throw parseFail(column, s, to);
-      }
-      return truncTimestamp(micros, to);
+      const micros = javaTimestampOf(s, to);
+      if (micros === null) throw parseFail(column, s, to);
+      return micros;
     }
     default:
       return fitString(s, to);
   }
+}
+
+/** Paimon's StringUtils.isNumeric: an optional '-' and digits (BinaryStringUtils reads such text as a number). */
+const isNumeric = (s: string): boolean => /^-?\d+$/.test(s);
+
+/** Java's `Integer.parseInt(s.trim())` after DateTimeUtils.isInteger; null where Java fails. */
+function javaInt(text: string): number | null {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) return null;
+  const n = Number(t);
+  return n > 2147483647 ? null : n;
+}
+
+/** DateTimeUtils.parseFraction: milliseconds of a fraction, the fourth character rounding half up. */
+function parseFraction(v: string): number {
+  let multiplier = 100;
+  let r = 0;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    r += multiplier * (c < 48 || c > 57 ? 0 : c - 48);
+    if (multiplier < 10) {
+      if (i + 1 < v.length && v.charCodeAt(i + 1) >= 53 /* '5' */) r++;
+      break;
+    }
+    multiplier /= 10;
+  }
+  return r;
+}
+
+/**
+ * Days since 1970 as Paimon's STRING → DATE cast gives them (BinaryStringUtils.toDate: a number as
+ * it is, else DateTimeUtils.parseDate — y[-m[-d]], what follows a blank ignored, years 0–9999, a
+ * date that does not exist refused); null where Java fails.
+ */
+function javaDateOf(s: string): number | null {
+  if (isNumeric(s)) {
+    const n = Number(s);
+    return n < -2147483648 || n > 2147483647 ? null : n;
+  }
+  const blank = s.indexOf(' ');
+  const v = blank > 0 ? s.slice(0, blank) : s;
+  const hyphen1 = v.indexOf('-');
+  let y: number | null;
+  let m: number | null = 1;
+  let d: number | null = 1;
+  if (hyphen1 < 0) y = javaInt(v);
+  else {
+    y = javaInt(v.slice(0, hyphen1));
+    const hyphen2 = v.indexOf('-', hyphen1 + 1);
+    if (hyphen2 < 0) m = javaInt(v.slice(hyphen1 + 1));
+    else {
+      m = javaInt(v.slice(hyphen1 + 1, hyphen2));
+      d = javaInt(v.slice(hyphen2 + 1));
+    }
+  }
+  if (y === null || m === null || d === null || y > 9999 || m < 1 || m > 12 || d < 1 || d > 31) return null;
+  if (d > new Date(utcMs(y, m + 1, 0)).getUTCDate()) return null;
+  return Math.round(utcMs(y, m, d) / 86_400_000);
+}
+
+/**
+ * Milliseconds of a day as Paimon's STRING → TIME cast gives them (BinaryStringUtils.toTime:
+ * a number as it is, else DateTimeUtils.parseTime — h[:m[:s[.fraction]]] with an optional ±hh[:mm]
+ * added, a fraction's fourth digit rounding half up); null where Java throws. Not range-checked.
+ */
+function javaTimeOf(v: string): number | null {
+  if (isNumeric(v)) {
+    const n = Number(v);
+    return n < -2147483648 || n > 2147483647 ? null : n;
+  }
+  let end = v.length;
+  let operator = -1;
+  let timezone = v.indexOf('-');
+  if (timezone < 0) {
+    timezone = v.indexOf('+');
+    operator = 1;
+  }
+  let tzHour = 0;
+  let tzMinute = 0;
+  if (timezone >= 0) {
+    end = timezone;
+    const colon3 = v.indexOf(':', timezone);
+    const h = javaInt(colon3 < 0 ? v.slice(timezone + 1) : v.slice(timezone + 1, colon3));
+    const m = colon3 < 0 ? 0 : javaInt(v.slice(colon3 + 1));
+    if (h === null || m === null) return null;
+    tzHour = h;
+    tzMinute = m;
+  }
+  const colon1 = v.indexOf(':');
+  let hour: number | null;
+  let minute: number | null = 0;
+  let second: number | null = 0;
+  let milli = 0;
+  if (colon1 < 0) hour = javaInt(v.slice(0, end));
+  else {
+    hour = javaInt(v.slice(0, colon1));
+    const colon2 = v.indexOf(':', colon1 + 1);
+    if (colon2 < 0) minute = javaInt(v.slice(colon1 + 1, end));
+    else {
+      minute = javaInt(v.slice(colon1 + 1, colon2));
+      const dot = v.indexOf('.', colon2);
+      if (dot < 0) second = javaInt(v.slice(colon2 + 1, end));
+      else {
+        if (dot + 1 > end) return null; // Java's substring throws
+        second = javaInt(v.slice(colon2 + 1, dot));
+        milli = parseFraction(v.slice(dot + 1, end).trim());
+      }
+    }
+  }
+  if (hour === null || minute === null || second === null) return null;
+  return (hour + operator * tzHour) * 3_600_000 + (minute + operator * tzMinute) * 60_000 + second * 1000 + milli;
+}
+
+/**
+ * The text Paimon's STRING → TIMESTAMP cast reads (DateTimeUtils.DEFAULT_TIMESTAMP_FORMATTER):
+ * yyyy-M-d, optionally followed by ` H:m:s[.fraction]` or `TH:m[:s[.fraction]]`, up to 9 fraction
+ * digits, no zone, no surrounding blanks.
+ */
+const JAVA_TIMESTAMP_TEXT = /^(\d{4,})-(\d{1,2})-(\d{1,2})(?: (\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d{0,9}))?|T(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?$/;
+
+/**
+ * Epoch microseconds as Paimon's STRING → TIMESTAMP(p) cast gives them (BinaryStringUtils.toTimestamp);
+ * null where Java throws or the value is outside what this store holds. A number is epoch seconds,
+ * milliseconds or microseconds for p 0, 3, 6 (another p fails, as in Java; not for TIMESTAMP_LTZ;
+ * this store has no p above 6). Text is resolved as java.time's SMART resolver does: a day past its month's end
+ * (up to 31) is the month's last day, T24:00 (zero seconds and fraction) the next day's 00:00, a
+ * leap second (:60) refused; the fraction floored to p digits (fromTemporalAccessor).
+ * TIMESTAMP_LTZ reads the text in UTC (Paimon: the JVM's zone).
+ */
+function javaTimestampOf(s: string, to: DataType): number | null {
+  const p = to.precision!;
+  if (isNumeric(s)) {
+    if (to.root !== 'TIMESTAMP') return null;
+    const epoch = BigInt(s);
+    if (epoch < -(2n ** 63n) || epoch >= 2n ** 63n) return null; // toLong overflows
+    const micros = p === 0 ? epoch * 1_000_000n : p === 3 ? epoch * 1000n : p === 6 ? epoch : null;
+    if (micros === null) return null;
+    const n = Number(micros);
+    return Number.isSafeInteger(n) ? n : null;
+  }
+  const m = JAVA_TIMESTAMP_TEXT.exec(s);
+  if (!m) return null;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > 31) return null;
+  let hour = Number(m[4] ?? m[8] ?? 0);
+  const minute = Number(m[5] ?? m[9] ?? 0);
+  const second = Number(m[6] ?? m[10] ?? 0);
+  const nanos = Number((m[7] ?? m[11] ?? '').padEnd(9, '0'));
+  let nextDay = 0;
+  if (minute > 59) return null;
+  if (hour === 24 && minute === 0 && second === 0 && nanos === 0) {
+    hour = 0;
+    nextDay = 1;
+  } else if (hour > 23 || second > 59) return null;
+  const lastDay = new Date(utcMs(year, month + 1, 0)).getUTCDate();
+  const days = Math.round(utcMs(year, month, Math.min(day, lastDay)) / 86_400_000) + nextDay;
+  const v = (days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000 + Math.floor(nanos / 1000);
+  return Number.isSafeInteger(v) ? truncTimestamp(v, to) : null;
 }
 
 function truncTimestamp(micros: number, to: DataType): number {

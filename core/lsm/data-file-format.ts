@@ -55,7 +55,7 @@ export function validateWritableFormats(schema: TableSchema): void {
   const formats = new Set<DataFormat>([parseFormat(schema.options.raw['file.format'] ?? 'parquet', 'file.format'), ...formatsPerLevel(schema.options.raw).values()]);
   const c = schema.options.fileCompression;
   if (formats.has('avro') && c === 'zstd') {
-    throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (Node 20 has no zstd compressor); use snappy, deflate or none");
+    throw notSupported(`option 'file.compression': zstd Avro data files cannot be written here (Node 20 has no zstd compressor); use ${writableCodecs(schema)}`);
   }
 }
 
@@ -67,12 +67,30 @@ export function formatOfPath(path: string): DataFormat {
   throw new LsmError('NotSupported', `data file ${path} has no known format extension`, { path });
 }
 
+/**
+ * The `file.compression` values this store writes that Paimon's writer of every format the table
+ * writes takes too (options.ts checkJavaCodecs refuses the others at creation and ALTER): Parquet
+ * snappy, gzip or none; Avro snappy, deflate or null (Java's Avro writer refuses gzip and none);
+ * a table writing both formats (`file.format.per.level`) only snappy.
+ */
+function writableCodecs(schema: TableSchema): string {
+  const raw = schema.options.raw;
+  let formats: Set<DataFormat>;
+  try {
+    formats = new Set([parseFormat(raw['file.format'] ?? 'parquet', 'file.format'), ...formatsPerLevel(raw).values()]);
+  } catch {
+    formats = new Set([schema.options.fileFormat]);
+  }
+  if (formats.size > 1) return "snappy (the one codec both Paimon's Parquet and Avro writers take)";
+  return formats.has('avro') ? 'snappy, deflate or null' : 'snappy, gzip or none';
+}
+
 /** NotSupported naming the table's `file.compression` as written in its options (lz4, brotli… are held as 'zstd'). */
 function unwritableCompression(schema: TableSchema): LsmError {
   const text = schema.options.raw['file.compression'] ?? 'zstd';
   return notSupported(
     `option 'file.compression' = '${text}': data files with this codec cannot be written here (the table can still be read); ` +
-      "to write it here, ALTER 'file.compression' to snappy, gzip or none (files already written keep their codec)",
+      `to write it here, ALTER 'file.compression' to ${writableCodecs(schema)} (files already written keep their codec)`,
   );
 }
 
@@ -81,7 +99,7 @@ function avroCodec(schema: TableSchema): AvroDataCodec {
   if (c === 'none') return 'null';
   if (c === 'gzip') return 'deflate';
   if (c === 'snappy') return 'snappy';
-  throw notSupported(`Avro data files: cannot write '${c}' compression; set 'file.compression' to snappy, deflate or none`);
+  throw notSupported(`Avro data files: cannot write '${c}' compression; set 'file.compression' to ${writableCodecs(schema)}`);
 }
 
 /** Encodes a data file in the format its name's extension says. */

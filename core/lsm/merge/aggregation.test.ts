@@ -265,7 +265,9 @@ describe('table creation checks', () => {
     expect(bad({ 'aggregation.remove-record-on-delete': 'true' })).toMatch(/needs merge-engine 'aggregation'/);
     expect(bad({ 'merge-engine': 'aggregation', 'sequence.field': 'hi', 'fields.qty.aggregate-function': 'first_value' })).toMatch(/conflicts with aggregate function 'first_value'/);
     expect(bad({ 'merge-engine': 'first-row', 'sequence.field': 'hi' })).toMatch(/^InvalidArgument: option 'sequence.field' is not allowed with merge-engine 'first-row'/);
-    expect(bad({ 'merge-engine': 'first-row', 'changelog-producer': 'input' })).toMatch(/^NotSupported: option 'changelog-producer'.*first-row/);
+    expect(bad({ 'merge-engine': 'first-row', 'changelog-producer': 'input' })).toMatch(/^InvalidArgument: option 'changelog-producer'.*first-row.*only 'none' and 'lookup'/);
+    expect(bad({ 'merge-engine': 'first-row', 'changelog-producer': 'full-compaction' })).toMatch(/^InvalidArgument: option 'changelog-producer'.*first-row/);
+    expect(bad({ 'merge-engine': 'first-row', 'changelog-producer': 'lookup' })).toBeUndefined();
     expect(bad({ 'merge-engine': 'partial-update', 'fields.qty.aggregate-function': 'sum' })).toMatch(/partial-update needs sequence groups/);
     expect(bad({ 'merge-engine': 'partial-update', 'fields.hi.sequence-group': 'qty', 'fields.hi.aggregate-function': 'sum' })).toMatch(/is a sequence-group sequence field/);
   });

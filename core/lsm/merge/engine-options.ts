@@ -2,7 +2,7 @@
 // aggregate functions and their per-column options, `aggregation.remove-record-on-delete`,
 // and the restrictions of `first-row`. Called from TableSchema.validate.
 
-import { invalidArgument, notSupported } from '../errors.ts';
+import { invalidArgument } from '../errors.ts';
 import type { TableSchema } from '../schema.ts';
 import { aggregationColumns } from './aggregation.ts';
 import { checkFieldOptionBooleans, checkFieldOptionColumns } from './field-options.ts';
@@ -40,8 +40,10 @@ export function validateMergeEngineOptions(schema: TableSchema, strict = false):
       break;
     case 'first-row':
       if (schema.sequenceFieldIndexes.length > 0) throw invalidArgument(`option 'sequence.field' is not allowed with merge-engine 'first-row' (the first row is kept by input order)`);
-      if (o.changelogProducer !== 'none') {
-        throw notSupported(`option 'changelog-producer': '${o.changelogProducer}' is not supported with merge-engine 'first-row'; use 'none'`);
+      // As Paimon's SchemaValidation: 'none' and 'lookup' only. The lookup producer emits +I for a
+      // key the table did not have and nothing else (FirstRowMergeFunctionWrapper; changelog.ts).
+      if (o.changelogProducer !== 'none' && o.changelogProducer !== 'lookup') {
+        throw invalidArgument(`option 'changelog-producer': '${o.changelogProducer}' is not allowed with merge-engine 'first-row' (Paimon takes only 'none' and 'lookup' with it)`);
       }
       break;
     default:

@@ -130,6 +130,11 @@ describe('listagg', () => {
   it('a VARCHAR(n) result longer than n raises', () => {
     expect(kindOf(() => fold(agg('listagg', 'VARCHAR(3)'), ['ab', 'cd']))).toMatch(/InvalidArgument: column 'c' \(VARCHAR\(3\)\)/);
   });
+  it('counts a VARCHAR(n) result in characters as Paimon does (an emoji is one)', () => {
+    expect(fold(agg('listagg', 'VARCHAR(3)'), ['😀', '😀'])).toBe('😀,😀');
+    expect(fold(agg('listagg', 'VARCHAR(5)', { distinct: true }), ['😀', '🚚,😀', '📦'])).toBe('😀,🚚,📦');
+    expect(kindOf(() => fold(agg('listagg', 'VARCHAR(3)'), ['😀', '😀😀']))).toMatch(/InvalidArgument: column 'c' \(VARCHAR\(3\)\)/);
+  });
   it('cannot retract', () => expect(agg('listagg', 'STRING').retract).toBeUndefined());
 });
 

@@ -2,10 +2,11 @@
 // ','), as Paimon's FieldListaggAgg: a blank (whitespace-only) input counts as null, and the
 // first input is kept as is. With `fields.<f>.distinct` each later input is split at the
 // delimiter and only tokens not yet in the accumulator (and not blank) are appended.
-// A VARCHAR(n) result longer than n is an error naming the column. Cannot retract.
+// A VARCHAR(n) result longer than n characters (as Paimon counts them: types.ts fitsChars) is an
+// error naming the column. Cannot retract.
 
 import { invalidArgument } from '../../errors.ts';
-import { typeToString, type DataType } from '../../types.ts';
+import { fitsChars, typeToString, type DataType } from '../../types.ts';
 import type { FieldAggregator } from './field-aggregator.ts';
 
 const isBlank = (s: string): boolean => s.trim().length === 0;
@@ -35,7 +36,7 @@ export class ListaggAggregator implements FieldAggregator {
         r += this.delimiter + t;
       }
     } else r = a + this.delimiter + (input as string);
-    if (this.type.root === 'VARCHAR' && r.length > this.type.length!) {
+    if (this.type.root === 'VARCHAR' && !fitsChars(r, this.type.length!)) {
       throw invalidArgument(`column '${this.column}' (${typeToString(this.type)}): listagg result is longer than ${this.type.length}`);
     }
     return r;

@@ -159,19 +159,21 @@ function convert(f: ContractField, t: DataType, json: unknown, event = true): { 
   if (f.symbols && value !== null && !f.symbols.includes(value as string)) {
     return { problem: `expected one of ${f.symbols.join('|')}, got ${JSON.stringify(value)}` };
   }
-  if (typeof json === 'string' && t.precision! < 6 && (t.root === 'TIMESTAMP' || t.root === 'TIMESTAMP_LTZ') && digitAt(json, json.indexOf('.') + 1 + t.precision!)) {
+  if (typeof json === 'string' && t.precision! < 6 && (t.root === 'TIMESTAMP' || t.root === 'TIMESTAMP_LTZ') && moreDigitsThan(json, t.precision!)) {
     return { value, json: valueToJson(t, value) };
   }
   return { value };
 }
 
 /**
- * Whether `text` has a digit at `i` (REQUIRES: `text` a timestamp valueFromJson read, so its one
- * '.' starts the fraction: a digit one past the precision's last means more digits than p).
+ * Whether `text` has more than `p` fraction digits (REQUIRES: `text` a timestamp valueFromJson
+ * read, so its one '.' starts the fraction: a digit one past the precision's last). A text with no
+ * '.' has none (its year's digits were taken for a fraction's, and '…T08:00:00Z' was rewritten).
  */
-function digitAt(text: string, i: number): boolean {
-  if (i <= 0) return false; // no '.'
-  const c = text.charCodeAt(i);
+function moreDigitsThan(text: string, p: number): boolean {
+  const dot = text.indexOf('.');
+  if (dot < 0) return false;
+  const c = text.charCodeAt(dot + 1 + p);
   return c >= 48 && c <= 57;
 }
 

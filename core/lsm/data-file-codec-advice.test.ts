@@ -80,3 +80,27 @@ describe("an unwritable codec's refusal advises the codecs of the table's format
     expect(writes(Table.open(dir))).toBe(2);
   });
 });
+
+// Creation refuses the codecs it cannot write with the same advice (options.ts): lz4 was told
+// "use zstd, snappy, gzip or none" — zstd cannot be written here, and gzip and none are refused for
+// Avro — and zstd beside Parquet and Avro levels "snappy, deflate or null", which Parquet's refuses.
+describe('creation refusing an unwritable codec', () => {
+  const create = (options: Record<string, string>): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsm-codec-advice-create-'));
+    dirs.push(dir);
+    try {
+      Table.create(dir, TableSchema.fromSpec({ ...KV, options: { ...KV.options, ...options } }, 0));
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error('created');
+  };
+  it.each([
+    [{ 'file.format': 'avro', 'file.compression': 'lz4' }, /use snappy, deflate or null$/],
+    [{ 'file.compression': 'lz4' }, /use snappy, gzip or none$/],
+    [{ 'file.format': 'avro', 'file.compression': 'zstd' }, /use snappy, deflate or null$/],
+    [{ 'file.format': 'parquet', 'file.format.per.level': '0:avro', 'file.compression': 'zstd' }, /use snappy \(the one codec both/],
+  ])('%j: %s', (options, advice) => {
+    expect(create(options)).toMatch(advice);
+  });
+});

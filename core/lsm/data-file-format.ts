@@ -74,12 +74,19 @@ export function formatOfPath(path: string): DataFormat {
  * a table writing both formats (`file.format.per.level`) only snappy.
  */
 function writableCodecs(schema: TableSchema): string {
-  const raw = schema.options.raw;
+  return writableCodecsFor(schema.options.raw, schema.options.fileFormat);
+}
+
+/**
+ * `writableCodecs` from a table's options as written (creation, ALTER: options.ts,
+ * schema-change.ts); `fallback`, the format when they do not parse.
+ */
+export function writableCodecsFor(raw: Readonly<Record<string, string>>, fallback: DataFormat = 'parquet'): string {
   let formats: Set<DataFormat>;
   try {
     formats = new Set([parseFormat(raw['file.format'] ?? 'parquet', 'file.format'), ...formatsPerLevel(raw).values()]);
   } catch {
-    formats = new Set([schema.options.fileFormat]);
+    formats = new Set([fallback]);
   }
   if (formats.size > 1) return "snappy (the one codec both Paimon's Parquet and Avro writers take)";
   return formats.has('avro') ? 'snappy, deflate or null' : 'snappy, gzip or none';

@@ -10,7 +10,7 @@
 // (write-options.ts).
 
 import { invalidArgument, notSupported } from './errors.ts';
-import { formatsPerLevel } from './data-file-format.ts';
+import { formatsPerLevel, writableCodecsFor } from './data-file-format.ts';
 import { partitionExpireConfig } from './partition-expire.ts';
 
 export type MergeEngine = 'deduplicate' | 'partial-update' | 'aggregation' | 'first-row';
@@ -635,13 +635,13 @@ export function parseOptions(raw: Record<string, string>, strict: boolean, hasPr
   if (strict) {
     // Avro data files (data-file-format.ts): per-level formats must parse; zstd cannot be written.
     const avro = format === 'avro' || [...formatsPerLevel(raw).values()].includes('avro');
-    if (avro && compression === 'zstd') throw notSupported("option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use snappy, deflate or null");
+    if (avro && compression === 'zstd') throw notSupported(`option 'file.compression': zstd Avro data files cannot be written here (no zstd compressor on Node 20); use ${writableCodecsFor(raw)}`);
   }
   // Parquet too (format/parquet/compression.ts): named at creation, not at the first flush.
   if (strict && compression === 'zstd' && get('file.compression') !== undefined) {
-    throw notSupported("option 'file.compression': zstd data files cannot be written here (no zstd compressor on Node 20); use snappy, gzip or none");
+    throw notSupported(`option 'file.compression': zstd data files cannot be written here (no zstd compressor on Node 20); use ${writableCodecsFor(raw)}`);
   }
-  if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' is not supported; use zstd, snappy, gzip or none`);
+  if (strict && compression === 'lz4') throw notSupported(`option 'file.compression': 'lz4' cannot be written here; use ${writableCodecsFor(raw)}`);
   // Elsewhere-written: any Avro codec (bzip2, xz, zstd…) is kept; manifests written here use
   // deflate then, which Java reads (an Avro file names its codec in its header).
   // Set here (strict), zstd is refused saying why: zstd manifests Java wrote are read (fzstd), but

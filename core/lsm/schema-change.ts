@@ -20,7 +20,7 @@ import { checkAppendFullCompaction } from './append-table.ts';
 import { checkTypeChange, sameType } from './cast.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { checkChangelogRetention, checkDeletionVectorsPairs, checkJavaCodecs, checkLookupFullCompaction, checkOptionValues, checkWriteBufferSize, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention, type ChangelogProducer, type MergeEngine } from './options.ts';
-import { formatForLevel, formatsPerLevel, validateWritableFormats } from './data-file-format.ts';
+import { formatForLevel, formatsPerLevel, validateWritableFormats, writableCodecsFor } from './data-file-format.ts';
 import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { checkFieldOptionBooleans } from './merge/field-options.ts';
 import { checkFieldsPrefixColumns, checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
@@ -375,9 +375,10 @@ const DATA_FILE_OPTIONS: readonly string[] = ['file.compression', 'file.format',
 function unwritableDataFiles(schema: TableSchema): string | undefined {
   const raw = schema.options.raw;
   if (schema.options.fileCompression === 'zstd') {
+    const codecs = writableCodecsFor(raw);
     return raw['file.compression'] === undefined
-      ? "option 'file.compression' unset: Paimon's default zstd data files cannot be written here; set snappy, gzip or none"
-      : `option 'file.compression' = '${raw['file.compression']}': data files with this codec cannot be written here; use snappy, gzip or none`;
+      ? `option 'file.compression' unset: Paimon's default zstd data files cannot be written here; set ${codecs}`
+      : `option 'file.compression' = '${raw['file.compression']}': data files with this codec cannot be written here; use ${codecs}`;
   }
   try {
     const perLevel = formatsPerLevel(raw);

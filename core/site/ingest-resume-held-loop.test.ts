@@ -14,6 +14,7 @@ import { LsmError, TableWriter } from '../lsm/index.ts';
 import { readModuleSecrets } from './demo/run.ts';
 import { initDataDir } from './init.ts';
 import { Site } from './site.ts';
+import { formatStatus } from './status.ts';
 
 let dir: string;
 const closers: (() => unknown)[] = [];
@@ -66,6 +67,8 @@ it('answers PUBACKs and /healthz while it reads what was journaled, and applies 
   const answeredDuring = !done;
   // The floor's alarm meanwhile: a try under way, not "tries again at" the try's start, a time gone.
   const alarmDuring = done ? undefined : site.service.status().alarms.find((a) => a.kind === 'ingest_stopped');
+  // And `tilstand status`: the try under way, not "the next at" its start, a time gone.
+  const statusDuring = done ? undefined : formatStatus(site.status()).find((l) => l.startsWith('  ingest resume:'));
   await client.publishAsync('tilstand/hl/events/inventory/stock', stockEvent(N + 1), { qos: 1 });
   const pubackDuring = !done;
   await resumed;
@@ -74,9 +77,10 @@ it('answers PUBACKs and /healthz while it reads what was journaled, and applies 
   expect(answeredDuring).toBe(true);
   expect(pubackDuring).toBe(true);
   // Told as a try under way.
-  expect(health).toMatchObject({ ok: false, ingestResumeTries: 1, ingestResumeAtMs: expect.any(Number) });
+  expect(health).toMatchObject({ ok: false, ingestResumeTries: 1, ingestResumeAtMs: null, ingestResumeRunningSinceMs: expect.any(Number) });
   expect(alarmDuring?.params).toMatchObject({ resumeRunning: 1 });
   expect(alarmDuring?.params).not.toHaveProperty('resumeAtMs');
+  expect(statusDuring).toMatch(/^ {2}ingest resume: try 1 under way since \d{4}-\d\d-\d\dT[\d:.]+Z, reading what was journaled meanwhile; ingest stopped on a failing disk \(io\)$/);
 
   expect(site.ingestor.failure()).toBeNull();
   site.ingestor.commitAll();

@@ -1231,6 +1231,7 @@ export class Site {
       ingestFailureKind: plan ? plan.lastFailureKind : null,
       ingestResumeAtMs: plan ? plan.atMs : null,
       ingestResumeTries: plan ? plan.tries : null,
+      ingestResumeRunningSinceMs: plan ? plan.runningSinceMs : null,
       ingestResumeStopped: plan ? plan.stopped : null,
       diskFull: h.diskFull,
       mqtt: this.mqttUrl,
@@ -1249,7 +1250,8 @@ export class Site {
     const r = this.resume !== undefined && this.resume.failure === stop.failure ? this.resume : undefined;
     return {
       tries: r?.tries ?? 0,
-      atMs: r?.runningSinceMs ?? (r?.gaveUp === undefined ? (r?.nextAtMs ?? null) : null),
+      atMs: r?.runningSinceMs === undefined && r?.gaveUp === undefined ? (r?.nextAtMs ?? null) : null,
+      runningSinceMs: r?.runningSinceMs ?? null,
       stopped: r?.gaveUp !== undefined ? 'damaged' : null,
       lastFailureKind: r?.lastKind ?? ingestFailureKind(stop.failure),
     };

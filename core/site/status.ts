@@ -138,8 +138,10 @@ export type IngestFailureKind = 'disk_full' | 'io' | 'damaged' | 'conflict' | 'o
 export interface IngestResumeState {
   /** Tries made since ingest stopped (0 before the first). */
   tries: number;
-  /** When the site tries next (ms since the epoch), or null when no try is planned. */
+  /** When the site tries next (ms since the epoch), or null when no try is planned (or one runs). */
   atMs: number | null;
+  /** A try under way (its read of what was journaled meanwhile takes a while): since when; else null. */
+  runningSinceMs: number | null;
   /** 'damaged': no try until the file is fixed and `tilstand ingest resume` (or a restart); else null. */
   stopped: 'damaged' | null;
   /** The kind of the last try's failure, or of the stop's before the first try. */
@@ -157,6 +159,12 @@ const FAILURE_KIND_TEXT: Readonly<Record<IngestFailureKind, string>> = {
 /** The plan's line under INGEST STOPPED. */
 function resumePlanLine(p: IngestResumeState): string {
   const kind = `${Object.hasOwn(FAILURE_KIND_TEXT, p.lastFailureKind) ? FAILURE_KIND_TEXT[p.lastFailureKind] : p.lastFailureKind} (${p.lastFailureKind})`;
+  // A try under way is counted in `tries`: the failures are the ones before it ("the next at" its
+  // start, a time gone, read as a plan).
+  if (typeof p.runningSinceMs === 'number') {
+    const before = p.tries <= 1 ? `ingest stopped on ${kind}` : `the last failed on ${kind}`;
+    return `  ingest resume: try ${p.tries} under way since ${new Date(p.runningSinceMs).toISOString()}, reading what was journaled meanwhile; ${before}`;
+  }
   const tries = p.tries === 0 ? `no try yet, ingest stopped on ${kind}` : `${p.tries} ${p.tries === 1 ? 'try' : 'tries'} so far, the last failed on ${kind}`;
   const next =
     p.stopped === 'damaged'

@@ -524,12 +524,16 @@ export class SyncEngine {
           };
           const state = stateOf(unit);
           let was = sent.get(unit);
-          if (was === undefined && state === 'done') {
+          if (was === undefined && state !== undefined) {
             // A tag no longer listed in an earlier round (deleted on the site) is forgotten from
             // `sent`, not from the outbox: made again (on another snapshot, an operator moving
             // "baseline" with a planning between; an hourly tag made by a fast clock, made again in
             // its hour, scheduled-tags.ts), the stamp HQ got is read from its unit's pointer row, or
             // its unit was taken for settled and HQ kept the old state (hourly-tag-clock-step.test.ts).
+            // Also while that version still waits (HQ unreachable): it is cancelled below as a tag
+            // moved while waiting; left, its steps failed for good on the files its snapshot had
+            // (swept once the tag was deleted) and the new version was never planned
+            // (hourly-tag-remade-while-pending.test.ts).
             const body = this.outbox.pointerBodies(unit).get(unit);
             try {
               if (body !== undefined) sent.set(unit, (was = tagStamp(tagFromJson(body.toString('utf8'), unit))));

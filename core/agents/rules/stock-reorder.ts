@@ -42,10 +42,11 @@
 // v10: a row whose approved order was applied and that is below its point again is a new
 // occurrence (`newOccurrence`), proposed at once instead of after the approval's quiet
 // (resuggestAfterDecisionMs, 8 h): the order's inbound shows in the row now, or the row was at or
-// above its point after the snapshot the approval checked — at the rule's baseline (a later
-// snapshot), or in its versions since that snapshot. Never the dip the order was for: procurement's
-// ack can mark the order applied before its inbound shows (the checked snapshot expired, the row
-// deleted), and the row still low from before is read by nothing above as a recovery.
+// above its point plus the margin (recovered, where the recheck withdraws) after the snapshot the
+// approval checked — at the rule's baseline (a later snapshot), or in its versions since that
+// snapshot. Never the dip the order was for: procurement's ack can mark the order applied before
+// its inbound shows (the checked snapshot expired, the row deleted), and the row still low from
+// before — or swung to the point and back — is read by nothing above as a recovery.
 
 import type { Json } from '../../inbox/index.ts';
 import { reorderPolicy } from '../config.ts';
@@ -196,8 +197,11 @@ export const stockReorder: Rule = {
     // effectSeen compares): its position counts the order, and is below the point all the same.
     const seen = p.evidence.find((e) => e.table === 'stock')?.rows.find((e) => e.key.item === p.params.item && e.key.location === p.params.location);
     if ((seen !== undefined && inbound(r) >= exact(inbound(seen.values) + qty)) || (c != null && inbound(r) >= exact(inbound(c) + qty))) return true;
-    const recovered = (row: Row | Record<string, Json> | undefined): boolean => row !== undefined && counted(row) && position(row) >= reorderPoint;
-    // At or above the point at the rule's baseline, a snapshot after the one the approval checked.
+    // Recovered as an open proposal is withdrawn (v9): at the point plus the margin. A swing to the
+    // point and back (a recount, a return) is the same dip, its order still on its way.
+    const recoveredAt = exact(reorderPoint + withdrawMargin(ctx.config, String(p.params.item), String(p.params.location)));
+    const recovered = (row: Row | Record<string, Json> | undefined): boolean => row !== undefined && counted(row) && position(row) >= recoveredAt;
+    // At or above it at the rule's baseline, a snapshot after the one the approval checked.
     const base = ctx.previousTags?.stock;
     const baseId = base === undefined ? undefined : stock.tagSnapshotId(base);
     if (base !== undefined && baseId !== undefined && baseId > checked) {

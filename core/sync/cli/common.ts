@@ -184,14 +184,17 @@ export function hqInData(data: string, hq: string, allowed: string | undefined, 
  * The site data directory that folder `path` is, or lies in, found by walking up from it as given
  * and from where it leads through links (`realFolder`): a folder holding the data format mark,
  * site.db or journal.db as files — the marks core/site's `isDataDir` reads (config.json alone
- * could be another program's; core/sync may not import core/site). `where` says how: the data
+ * could be another program's; core/sync may not import core/site) — and its config.json (so could
+ * a site.db alone: hq-pull-out-with-site-db.test.ts). `where` says how: the data
  * directory itself, its `warehouse/` (the site's live tables), or another folder inside it.
  * `hq pull --out` refuses all three (hq.ts `pullDestination`).
  */
 export function siteDataDirOf(path: string): { data: string; where: 'itself' | 'warehouse' | 'inside' } | undefined {
   for (const start of [resolve(path), realFolder(path)]) {
     for (const [p] of foldersUp(start)) {
-      if (!DATA_DIR_MARKS.some((f) => isFile(join(p, f)))) continue;
+      // config.json beside the mark: a file named site.db or journal.db alone may be another
+      // program's, and an analyst's folder holding one (or a folder below it) was refused.
+      if (!DATA_DIR_MARKS.some((f) => isFile(join(p, f))) || !isFile(join(p, 'config.json'))) continue;
       const rel = relative(p, start);
       return { data: p, where: rel === '' ? 'itself' : rel === 'warehouse' ? 'warehouse' : 'inside' };
     }

@@ -205,8 +205,8 @@ export const stockReorder: Rule = {
     const base = ctx.previousTags?.stock;
     const baseId = base === undefined ? undefined : stock.tagSnapshotId(base);
     if (base !== undefined && baseId !== undefined && baseId > checked) {
-      const was = stock.changesSince(base).find((x) => (x.kind === '-U' || x.kind === '-D') && keyText(x.row) === keyText(r));
-      if (was !== undefined && recovered(was.row)) return true;
+      const was = baselineRows(stock, base).get(keyText(r));
+      if (was !== undefined && recovered(was)) return true;
     }
     // At or above it in one of the row's versions since that snapshot (each holds the columns its
     // commit wrote: laid over the checked row in order). Unreadable: nothing shows a recovery.
@@ -229,6 +229,22 @@ export const stockReorder: Rule = {
 };
 
 const keyText = (r: Record<string, unknown>): string => `${String(r.item)}\u0000${String(r.location)}`;
+
+/**
+ * The rows as they were at `base` of the keys changed since (their -U/-D), by keyText: read once
+ * per table state and baseline, not per call — `newOccurrence` is asked for every row quiet by an
+ * applied order that crossed the point in a run, and a diff per call cost ≈ 0.7 ms on 1,000 rows
+ * (1,000 such rows: 714 ms of a 989 ms run).
+ */
+const baselineCache = new WeakMap<ReadOnlyTable, { base: string; snapshotId: number | null; rows: Map<string, Row> }>();
+function baselineRows(stock: ReadOnlyTable, base: string): Map<string, Row> {
+  const hit = baselineCache.get(stock);
+  if (hit !== undefined && hit.base === base && hit.snapshotId === stock.snapshotId) return hit.rows;
+  const rows = new Map<string, Row>();
+  for (const x of stock.changesSince(base)) if ((x.kind === '-U' || x.kind === '-D') && !rows.has(keyText(x.row))) rows.set(keyText(x.row), x.row);
+  baselineCache.set(stock, { base, snapshotId: stock.snapshotId, rows });
+  return rows;
+}
 
 /** Whether inventory has counted the row (v9): a row made by a reservation or an order alone has no on_hand. */
 const counted = (r: Record<string, unknown>): boolean => n(r.on_hand) !== null;

@@ -41,7 +41,7 @@ function siteTags(): string[] {
 
 describe('replay export --tag <a site tag that no table holds any more>', () => {
   it.each([
-    ['hourly-2026112908', /tag hourly-2026112908 is not on any table of the site: an hourly tag is kept 7 days/],
+    ['hourly-2026112908', /tag hourly-2026112908 is not on any table of the site: an hourly tag is made only on a site with an HQ target, once its hour has begun, and kept 7 days \(core\/sync scheduled tags\); this one was never made here, has expired or was deleted/],
     ['agent-20261130-055900-000', /tag agent-20261130-055900-000 is not on any table of the site: an agent run's tag is kept/],
   ])('%s: refused, nothing tagged, no fixture', async (tag, why) => {
     const before = siteTags();

@@ -235,12 +235,12 @@ export function makeCut(catalog: Catalog, database: string, tag: string, o: { at
   // fixture's name: a new cut now, named after an hour or run it holds nothing of.
   if (from !== undefined && holders.length === 0) {
     const kept = /^hourly-\d{10}$/.test(from)
-      ? 'an hourly tag is kept 7 days (core/sync scheduled tags)'
+      ? 'an hourly tag is made only on a site with an HQ target, once its hour has begun, and kept 7 days (core/sync scheduled tags)'
       : from.startsWith(AGENT_TAG_PREFIX) && runIdMs(from.slice(AGENT_TAG_PREFIX.length)) !== undefined
         ? "an agent run's tag is kept 7 days when the run brought something new to decide, else a day (config.json `evidence`)"
         : undefined;
     if (kept !== undefined) {
-      throw new Error(`tag ${from} is not on any table of the site: ${kept}, and it has expired or was deleted, so there is no cut at its instant. Cut at a newer one (\`tilstand table tags\` lists a table's), or give the fixture a name of another form to cut now`);
+      throw new Error(`tag ${from} is not on any table of the site: ${kept}; this one was never made here, has expired or was deleted, so there is no cut at its instant. Cut at a newer one (\`tilstand table tags\` lists a table's), or give the fixture a name of another form to cut now`);
     }
   }
   if (from !== undefined && holders.length > 0) {

@@ -4,7 +4,8 @@
 //   2. runs every rule on read-only handles of those snapshots (a failing rule is reported and
 //      its proposals are left alone this run);
 //   3. re-checks the open and deferred proposals of the rules that ran; those that no longer hold
-//      are withdrawn with the rule's reason;
+//      are withdrawn with the rule's reason (and, with `withdrawNotInstalled` — a site's agent —
+//      those of a rule it does not run: "rule X is not installed any more");
 //   4. turns drafts into proposals: situation key, evidence per table the rule read (snapshot id,
 //      the tag `agent-<run id>`, the rows it cites in JSON form), rule id and version — all but a
 //      draft whose situation has an open proposal that stays, a duplicate by its key alone;
@@ -123,6 +124,17 @@ export interface AgentOptions {
    * 0: never. Default 1 000 ms: the inbox's freshness budget is seconds.
    */
   recheckIntervalMs?: number;
+  /**
+   * Each run withdraws the open and deferred proposals of a rule this Agent does not run (by id:
+   * a new version of a rule is the same rule), "rule <id> is not installed any more (run …)":
+   * a rule file taken out of config.json `agent.ruleFiles`, a rule renamed. Nobody would act on
+   * them, and their run tags were renewed for as long as they stayed open. Only for a caller whose
+   * `rules` are every rule it means to run — a site (core/site, whose start refuses a rule file
+   * that fails to load, so a rule of a failed file is never taken for one taken out); not a
+   * replay or a test that runs a subset, whose other rules' proposals stay as they are. Default
+   * false.
+   */
+  withdrawNotInstalled?: boolean;
 }
 
 /** Default `recheckIntervalMs`. */
@@ -569,6 +581,12 @@ export class Agent {
       const open = ctx.open;
       for (const p of open) {
         const rule = this.ruleById.get(p.ruleId);
+        if (!rule && this.o.withdrawNotInstalled === true) {
+          // A rule no longer installed (AgentOptions.withdrawNotInstalled): nobody would act on it.
+          const message = msg('recheck.withdrawn', { reason: msg('recheck.ruleGone', { rule: p.ruleId }), run: runId });
+          withdrawals.push({ id: p.id, reason: renderMessage(message, this.messages, 'en')!, message, ruleId: p.ruleId });
+          continue;
+        }
         if (!rule || !ran.has(rule.id)) continue;
         try {
           const r = rule.recheck(ctx, p);
@@ -663,6 +681,10 @@ export class Agent {
       this.failedBaselines = nextFailedBaselines;
       this.letGoWithdrawn(nextFailedBaselines, submitted.withdrawn);
       this.settleHolds();
+      // Said in the log once per rule: they are gone from the inbox after this run.
+      const notInstalled = new Map<string, number>();
+      for (const p of submitted.withdrawn) if (!this.ruleById.has(p.ruleId)) notInstalled.set(p.ruleId, (notInstalled.get(p.ruleId) ?? 0) + 1);
+      for (const [ruleId, n] of notInstalled) this.warn(`run ${runId} withdrew ${n} open proposal${n === 1 ? '' : 's'} of rule ${ruleId}, which is not installed any more (not among the rules this site runs)`);
       this.lastRunMono = this.monotonic();
       for (const name of this.tableNames) {
         const id = all[name]!.snapshotId;
@@ -954,7 +976,7 @@ export class Agent {
     const open = this.o.inbox.openProposals();
     for (const p of open) {
       const rule = this.ruleById.get(p.ruleId);
-      if (!rule) continue; // the run reports it; the compare-and-set refuses it
+      if (!rule) continue; // a site's next run withdraws it (withdrawNotInstalled); the compare-and-set refuses it
       const hit: string[] = [];
       for (const [table, cited] of this.citedKeys(p)) {
         const k = keys.get(table);

@@ -5,6 +5,7 @@
 //   Agent     every `intervalMs` (and on demand: the control op `agent.run`), running the
 //             installed rules with the site's rule files' (config `agent.ruleFiles`, loaded at start),
 //             which may read the site's own tables (config `tables` with columns, `siteTables`);
+//             a run withdraws the open proposals of a rule not among them (`withdrawNotInstalled`);
 //             `agentStatus` says when its last run finished (the Agent's `sinceLastRunMs`: a run
 //             with nothing new commits nothing, so the inbox's last commit is not the last run);
 //   WriteBack publishes commands through the site's internal MQTT client (QoS 1) and reads the
@@ -113,7 +114,10 @@ export class Decisions {
       onWarning: (m) => o.log(`inbox: ${m}`),
     });
     try {
-      agent = new Agent({ catalog: o.catalog, database: o.database, inbox: this.inbox, ...(o.agent ? { config: o.agent } : {}), ...(o.rules ? { rules: o.rules } : {}), ...(o.siteTables ? { siteTables: o.siteTables } : {}), onWarning: (m) => o.log(`agent: ${m}`) });
+      // The rules are every rule the site runs (a rule file that fails to load stops the start):
+      // open proposals of any other rule — a file taken out of agent.ruleFiles, a rule renamed —
+      // are withdrawn by the next run (core/agents DESIGN.md, "A rule no longer installed").
+      agent = new Agent({ catalog: o.catalog, database: o.database, inbox: this.inbox, ...(o.agent ? { config: o.agent } : {}), ...(o.rules ? { rules: o.rules } : {}), ...(o.siteTables ? { siteTables: o.siteTables } : {}), withdrawNotInstalled: true, onWarning: (m) => o.log(`agent: ${m}`) });
       this.agent = agent;
       const ackTopic = `tilstand/${o.site}/acks/+`;
       o.internal.subscribe(ackTopic, { qos: 1 }, (e) => {

@@ -181,7 +181,9 @@ async function withOffline<T>(data: string, f: (x: { inbox: Inbox; agent: Agent 
       decisionEvidenceRetentionMs: decisionOptions(config).decisionEvidenceRetentionMs,
       onWarning: () => undefined,
     });
-    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, rules, siteTables: siteTableNames(config), onWarning: () => undefined });
+    // Every rule the site runs, as the site's agent (core/site decisions.ts): a run withdraws the
+    // open proposals of a rule not among them.
+    agent = new Agent({ catalog: ingest.catalog, database: p.database!, inbox, config: decisionOptions(config).agent, rules, siteTables: siteTableNames(config), withdrawNotInstalled: true, onWarning: () => undefined });
     return await f({ inbox, agent });
   } finally {
     inbox?.close();

@@ -9,6 +9,7 @@ import { exitCodeOf as lsmExitCode, writeError } from '../../lsm/cli/table-cli.t
 import type { CliIO } from '../../lsm/cli/output.ts';
 import { OutputClosed } from '../../lsm/cli/output.ts';
 import { SyncError } from '../errors.ts';
+import { RESTORE_NOTE, RESTORE_UNFINISHED } from '../restore.ts';
 import { DirectoryTarget, within } from '../targets/directory.ts';
 import { openTarget, unparsedShown } from '../targets/open.ts';
 import type { SyncTarget } from '../targets/target.ts';
@@ -183,18 +184,17 @@ export function hqInData(data: string, hq: string, allowed: string | undefined, 
 /**
  * The site data directory that folder `path` is, or lies in, found by walking up from it as given
  * and from where it leads through links (`realFolder`): a folder holding the data format mark,
- * site.db or journal.db as files — the marks core/site's `isDataDir` reads (config.json alone
- * could be another program's; core/sync may not import core/site) — and its config.json (so could
- * a site.db alone: hq-pull-out-with-site-db.test.ts). `where` says how: the data
+ * or site.db or journal.db with config.json (or a restore's note) beside, as files — the marks
+ * core/site's `isDataDir` reads (config.json alone could be another program's, and so could a
+ * site.db alone: hq-pull-out-with-site-db.test.ts; core/sync may not import core/site): `isDataDir`
+ * below. `where` says how: the data
  * directory itself, its `warehouse/` (the site's live tables), or another folder inside it.
  * `hq pull --out` refuses all three (hq.ts `pullDestination`).
  */
 export function siteDataDirOf(path: string): { data: string; where: 'itself' | 'warehouse' | 'inside' } | undefined {
   for (const start of [resolve(path), realFolder(path)]) {
     for (const [p] of foldersUp(start)) {
-      // config.json beside the mark: a file named site.db or journal.db alone may be another
-      // program's, and an analyst's folder holding one (or a folder below it) was refused.
-      if (!DATA_DIR_MARKS.some((f) => isFile(join(p, f))) || !isFile(join(p, 'config.json'))) continue;
+      if (!isDataDir(p)) continue;
       const rel = relative(p, start);
       return { data: p, where: rel === '' ? 'itself' : rel === 'warehouse' ? 'warehouse' : 'inside' };
     }
@@ -202,8 +202,23 @@ export function siteDataDirOf(path: string): { data: string; where: 'itself' | '
   return undefined;
 }
 
-/** The files that make a folder a site's data directory (core/site: data-format.ts, config.ts dataPaths). */
-const DATA_DIR_MARKS = ['data-format.json', 'site.db', 'journal.db'];
+/**
+ * Whether folder `p` is a site's data directory: it holds the data format mark (core/site
+ * data-format.ts, this program's own file), or site.db or journal.db (config.ts dataPaths) with
+ * config.json beside — a file named site.db or journal.db alone may be another program's, and an
+ * analyst's folder holding one (or a folder below it) was refused — or with a restore's note or
+ * its unfinished mark beside (restore.ts): a directory `tilstand restore` rebuilt has no
+ * config.json until `tilstand init` writes one, and its live tables were pulled over
+ * (hq-pull-out-restored.test.ts).
+ */
+function isDataDir(p: string): boolean {
+  if (isFile(join(p, DATA_FORMAT_MARK))) return true;
+  return SITE_DBS.some((f) => isFile(join(p, f))) && ['config.json', RESTORE_NOTE, RESTORE_UNFINISHED].some((f) => isFile(join(p, f)));
+}
+
+/** The data format mark (core/site data-format.ts) and the databases of a site's data directory (core/site config.ts dataPaths). */
+const DATA_FORMAT_MARK = 'data-format.json';
+const SITE_DBS = ['site.db', 'journal.db'];
 
 function isFile(path: string): boolean {
   try {

@@ -129,6 +129,11 @@ suite('the floor UI keeps up with the site (chromium)', () => {
     // A page of its own on the same browser session (the cookie signs it in), with its clock faked
     // from the start, so the 30 s check of `me` (main.tsx) runs under the same clock as the idle
     // timer. The site's own idle check runs on its real clock and is not reached here.
+    // Playwright's clock is the browser context's: installed for this page, it runs the first
+    // page's Date.now too, and that page's idle watch (the screen's clock, core/site screenNow's:
+    // the wall clock) saw its own last input 10 minutes back first and signed the shared session
+    // out, as a tab left alone does. The first page leaves the UI for this test (the last one).
+    await page.goto('about:blank');
     const idle = await context.newPage();
     try {
       await idle.clock.install();

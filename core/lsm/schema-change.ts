@@ -17,7 +17,8 @@
 // Invariant: field ids are never reused; `highestFieldId` only grows.
 
 import { checkAppendFullCompaction } from './append-table.ts';
-import { checkTypeChange, sameType } from './cast.ts';
+import { castFunction, checkTypeChange, sameType } from './cast.ts';
+import { cell, readDataFile } from './data-file.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { checkChangelogRetention, checkDeletionVectorsPairs, checkJavaCodecs, checkLookupFullCompaction, checkOptionValues, checkWriteBufferSize, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention, type ChangelogProducer, type MergeEngine } from './options.ts';
 import { formatForLevel, formatsPerLevel, validateWritableFormats, writableCodecsFor } from './data-file-format.ts';
@@ -25,7 +26,7 @@ import { partialUpdateAggregators } from './merge/partial-update.ts';
 import { checkFieldOptionBooleans } from './merge/field-options.ts';
 import { checkFieldsPrefixColumns, checkSequenceFieldOptions, TableSchema, type TableSchemaJson } from './schema.ts';
 import type { Table } from './table.ts';
-import { parseType, typeToJson, withNullable } from './types.ts';
+import { parseType, typeToJson, typeToString, withNullable, type DataType, type TypeRoot } from './types.ts';
 import { WriterLock } from './writer-lock.ts';
 import { describeRefusal, writeRefusals } from './write-options.ts';
 import { PARTITION_EXPIRE_OPTIONS, partitionExpireConfig } from './partition-expire.ts';
@@ -416,6 +417,7 @@ export function alterTable(table: Table, changes: readonly SchemaChange[], setSc
     const latestId = latestSchemaId(table);
     const base = latestId === table.schema.id ? table.schema : table.schemaById(latestId);
     const next = applySchemaChanges(base, changes, table.clock());
+    checkStoredValuesCast(table, base, next);
     const file = table.paths.schemaFile(next.id);
     if (!table.fileIO.createAtomic(file, Buffer.from(next.serialize()))) {
       throw new LsmError('Conflict', `schema ${next.id} of ${table.name} was created concurrently; retry the ALTER`, { path: file });
@@ -424,6 +426,93 @@ export function alterTable(table: Table, changes: readonly SchemaChange[], setSc
     return next;
   } finally {
     lock.release();
+  }
+}
+
+const CHAR_ROOTS: readonly TypeRoot[] = ['CHAR', 'VARCHAR', 'STRING'];
+const NEVER_FAILS_FROM_TEXT: readonly TypeRoot[] = [...CHAR_ROOTS, 'BINARY', 'VARBINARY', 'BYTES'];
+
+/** What a text must look like to cast to a type (cast.ts fromStringValue, Paimon's casts). */
+function textFormOf(to: DataType): string {
+  switch (to.root) {
+    case 'BOOLEAN': return 'true/false, t/f, yes/no, y/n or 1/0';
+    case 'TINYINT': case 'SMALLINT': case 'INT': case 'BIGINT': return `an integer within ${to.root}'s range`;
+    case 'FLOAT': case 'DOUBLE': return 'a number';
+    case 'DECIMAL': return 'a plain decimal number';
+    case 'DATE': return 'a date y[-m[-d]] that exists (no ISO \'T\' time)';
+    case 'TIME': return 'a time of day h[:m[:s[.fraction]]] before 24:00';
+    default: return `yyyy-M-d with an optional ' H:m:s[.f]' or 'TH:m[:s[.f]]' (no zone, no leap second, no blanks)${to.root === 'TIMESTAMP' ? ', or epoch seconds/ms/µs for precision 0/3/6' : ''}`;
+  }
+}
+
+/**
+ * Refuses an ALTER COLUMN TYPE whose cast would fail on a value held by a data file of the latest
+ * snapshot: a read casts an older file's values to the current type (data-file-format.ts
+ * evolveRun) and a value that does not cast fails the read, so the ALTER would make every read of
+ * the table fail. Only casts from text (CHAR/VARCHAR/STRING) to another kind of type can fail
+ * (cast.ts: numeric narrowing wraps, decimal overflow is null). Every live file is checked, rows a
+ * later write shadows or a deletion vector marks too (the read casts the whole file), each with the
+ * column's type in the file's own schema; only the changed columns are decoded (Parquet files of
+ * primary-key tables), and the first failure ends the check. Time travel reads a snapshot in its
+ * own schema, so older snapshots and tags are not affected. No snapshot, nothing to check. Also
+ * refused: a live file holding the column in a type (of its own schema) with no cast to the new one.
+ */
+function checkStoredValuesCast(table: Table, base: TableSchema, next: TableSchema): void {
+  const changed = next.fields.flatMap((f) => {
+    const old = base.fields.find((o) => o.id === f.id);
+    return old !== undefined && !sameType(old.type, f.type) ? [{ ...f, was: old.type }] : [];
+  });
+  if (changed.length === 0) return;
+  const snapshot = table.latestSnapshot();
+  if (snapshot === undefined) return;
+  for (const b of table.buckets(snapshot)) {
+    for (const meta of b.files) {
+      const own = table.schemaById(meta.schemaId);
+      const checks: Array<{ index: number; from: DataType; to: DataType; was: DataType; name: string }> = [];
+      for (const f of changed) {
+        const index = own.fields.findIndex((o) => o.id === f.id);
+        if (index < 0) continue;
+        const from = own.fields[index]!.type;
+        if (sameType(from, f.type)) continue;
+        // A read casts from the file's own type, which an earlier ALTER may have changed since
+        // (INT → STRING → DATE): with no cast from it, every read would fail too.
+        try {
+          castFunction(from, f.type, f.name);
+        } catch (e) {
+          if (e instanceof LsmError) throw e;
+          throw invalidArgument(
+            `column '${f.name}': cannot change type ${typeToString(f.was)} to ${typeToString(f.type)}: data file ${meta.fileName} (schema ${own.id}) holds the column as ${typeToString(from)}, ` +
+              `which has no cast to ${typeToString(f.type)}; reads cast older files' values, so every read of the table would fail. Compact the table fully first`,
+          );
+        }
+        if (!CHAR_ROOTS.includes(from.root) || NEVER_FAILS_FROM_TEXT.includes(f.type.root)) continue;
+        checks.push({ index, from, to: f.type, was: f.was, name: f.name });
+      }
+      if (checks.length === 0) continue;
+      const path = table.dataFilePath(b.partition, b.bucket, meta.fileName, meta.externalPath);
+      const run = readDataFile(table.fileIO, own, path, meta, new Set(checks.map((c) => c.index)));
+      for (const c of checks) {
+        const cast = castFunction(c.from, c.to, c.name);
+        const col = run.valueCols[c.index]!;
+        for (let i = 0; i < run.rowCount; i++) {
+          const v = cell(col, i);
+          if (v === null || v === undefined) continue;
+          try {
+            cast(v);
+          } catch (e) {
+            if (!(e instanceof LsmError)) throw e;
+            const text = String(v);
+            const where = next.partitionKeys.length > 0 ? `partition ${table.partitionPathOf(b.partition)}, ` : '';
+            throw invalidArgument(
+              `column '${c.name}': cannot change type ${typeToString(c.was)} to ${typeToString(c.to)}: ` +
+                `the table holds '${text.length > 60 ? `${text.slice(0, 60)}…` : text}' (${where}bucket ${b.bucket}, file ${meta.fileName}), which does not cast to ${typeToString(c.to)} ` +
+                `(expected ${textFormOf(c.to)}); reads cast older files' values, so every read of the table would fail. ` +
+                `Update or delete such rows and compact the table first`,
+            );
+          }
+        }
+      }
+    }
   }
 }
 

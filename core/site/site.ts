@@ -1430,14 +1430,13 @@ export class Site {
    * runs or when nothing is planned.
    */
   ingestResumePlan(): { atMs: number } | { resuming: true } | { stopped: 'damaged' } | undefined {
-    this.noteIngestFailure();
-    const r = this.resume;
-    if (!r || this.ingest.ingestor.failure() !== r.failure) return undefined;
-    if (r.runningSinceMs !== undefined) return { resuming: true };
+    // The same state as ingestResumeState's values, in the alarm's shape.
+    const s = this.ingestResumeState();
+    if (s === undefined) return undefined;
+    if (s.runningSinceMs !== null) return { resuming: true };
     // Every reason to give up is a damaged file (planResume, resumeIngest).
-    if (r.gaveUp !== undefined) return { stopped: 'damaged' };
-    if (r.nextAtMs !== null) return { atMs: r.nextAtMs };
-    return undefined;
+    if (s.stopped !== null) return { stopped: s.stopped };
+    return s.atMs === null ? undefined : { atMs: s.atMs };
   }
 
   /** The Ingestor's hooks, at start and at a resume in place. */

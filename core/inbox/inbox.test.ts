@@ -426,7 +426,7 @@ describe('decide: who may', () => {
       expect(t.snapshot.id).toBe(1);
       expect(t.retainedMillis).toBe(30 * 86_400_000);
     }
-    // The deferred one decided later keeps the tag it got.
+    // The deferred one decided later has its tag renewed (deferral-evidence.test.ts).
     await i.decide(c!.id, 'reject', { user: 'lena', pin: '1111' });
     expect(warnings.filter((m) => m.includes('work_queue'))).toEqual([]);
     expect(warnings.filter((m) => m.includes('stock'))).toHaveLength(4); // no stock table: the decisions stand

@@ -26,7 +26,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { CompactionSlicer, isWellFormedString, LsmError, rowHeld, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
+import { CompactionSlicer, isWellFormedString, LsmError, RENEW_MARGIN_MS, rowHeld, tagTimeLeftMs, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries, SUPERSEDED_PROPERTY } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
@@ -845,7 +845,7 @@ export class Inbox {
     const seen = o.seen ?? Object.fromEntries(before.evidence.map((e) => [e.table, e.snapshotId]));
 
     if (verb !== 'approve') {
-      const p = this.requireActive(id);
+      const p = this.requireUndecidedSince(before, verb);
       const kind = verb === 'reject' ? 'rejected' : 'deferred';
       const next = this.decideAs(p, { kind, by: user.name, role: user.role, atMs: this.clock(), comment, snapshots: { seen, checked: {} }, reason: null });
       this.keepEvidence(next); // before the commit: see keepEvidence
@@ -856,7 +856,7 @@ export class Inbox {
     // Compare-and-set: bring state up to date, then re-check against the latest snapshots.
     await this.o.freshen?.();
     const check = await this.o.recheck(before);
-    const p = this.requireActive(id); // withdrawn while we waited?
+    const p = this.requireUndecidedSince(before, verb); // withdrawn, or decided by someone else, while we waited?
     const atMs = this.clock();
     if (!check.holds) {
       const next = this.decideAs(p, { kind: 'stale', by: user.name, role: user.role, atMs, comment, snapshots: { seen, checked: check.snapshots }, reason: check.reason }, withMessage(p, 'staleReason', check.message));
@@ -891,8 +891,9 @@ export class Inbox {
   /**
    * Keeps what a person decided on: tag `decision-<proposal id>` on each table the proposal read,
    * at the snapshot it read, for `decisionEvidenceRetentionMs`. From the agent's run tag when the
-   * snapshot itself has expired (core/lsm tags.ts); a deferred proposal decided later keeps the tag
-   * it got. A failure only warns: the decision stands, and the proposal's recorded rows remain.
+   * snapshot itself has expired (core/lsm tags.ts); a deferred proposal decided later has the tag
+   * its deferral made renewed, or made anew (`renewEvidence`). A failure only warns: the decision
+   * stands, and the proposal's recorded rows remain.
    *
    * Made before the decision is committed (with keepChecked): a process that stopped between the
    * commit and the tags left a decision that stands after the restart (its log entries rebuilt,
@@ -907,11 +908,49 @@ export class Inbox {
       if (e.tag === null || e.snapshotId === null) continue;
       try {
         const table = this.o.catalog.getTable({ database: this.o.database, table: e.table });
-        if (!table.tags.exists(name)) table.createTag(name, e.snapshotId, this.decisionEvidence);
+        if (table.tags.exists(name) && !this.renewEvidence(table, name, p.id, e.table, e.snapshotId)) continue;
+        table.createTag(name, e.snapshotId, this.decisionEvidence);
       } catch (err) {
         this.warn(`the evidence of ${p.id} in ${e.table} is not kept beyond the agent's run tag: ${(err as Error).message}`);
       }
     }
+  }
+
+  /**
+   * The `decision-` tag an earlier decision made (a deferral's, or one of a decision whose commit
+   * never happened): its retention was that decision's, counted from then, and this decision is
+   * kept `decisionEvidenceRetentionMs` from now. Taken as it was, an approval 50 minutes after a
+   * deferral under the one-hour minimum kept its evidence 10 minutes, one after the tag expired
+   * (not yet deleted) none, and a retention lowered since the deferral kept it the old year.
+   * Renewed (core/lsm refuses a renewal with less than `RENEW_MARGIN_MS` left: an expiration may
+   * be deleting it); else deleted and made anew (returns true) when the snapshot or another tag
+   * still holds it, or left as it is with a warning.
+   */
+  private renewEvidence(table: Table, name: string, proposalId: string, tableName: string, snapshotId: number): boolean {
+    const tag = table.tags.get(name);
+    const now = this.clock();
+    const left = tagTimeLeftMs(tag, now);
+    // Kept until deleted (made by hand), or at another snapshot (not made by this inbox): as before.
+    if (left === undefined || tag.snapshot.id !== snapshotId) return false;
+    if (left >= RENEW_MARGIN_MS) {
+      try {
+        table.renewTag(name, this.decisionEvidence);
+        return false;
+      } catch (err) {
+        // Refused by the table's own clock (another than the inbox's): made anew as below.
+        if (!(err instanceof LsmError && err.kind === 'Conflict')) throw err;
+      }
+    }
+    const snapshot = table.snapshots.tryGet(snapshotId);
+    const held =
+      (snapshot !== undefined && table.snapshots.isRetained(snapshot)) ||
+      table.listTags().some((t) => t.name !== name && t.snapshot.id === snapshotId && (tagTimeLeftMs(t, now) ?? Infinity) >= RENEW_MARGIN_MS);
+    if (!held) {
+      this.warn(`the evidence of ${proposalId} in ${tableName} is kept only until tag ${name} expires (${Math.max(0, Math.round(left / 60_000))} min): neither snapshot ${snapshotId} nor another tag of it is left to make it anew from`);
+      return false;
+    }
+    table.deleteTag(name);
+    return true;
   }
 
   /**
@@ -1132,6 +1171,23 @@ export class Inbox {
     if (!isActive(p)) {
       const why = p.decision && p.status !== 'withdrawn' ? ` (${p.decision.kind} by ${p.decision.by} at ${new Date(p.decision.atMs).toISOString()})` : p.withdrawnReason ? ` (${p.withdrawnReason})` : '';
       throw new InboxError('Conflict', `proposal ${id} is ${p.status}${why}; only open or deferred proposals can be decided`);
+    }
+    return p;
+  }
+
+  /**
+   * The proposal `before` still active and with the decision it had then. A deferral someone else
+   * recorded while this decision awaited its PIN check or the approval's re-check was answered
+   * `deferred`, and then the approval went through on top of it: made by a person who never saw
+   * the deferral or its comment (decided-meanwhile.test.ts). A Conflict now, naming that decision;
+   * deciding again (having seen it) goes through as any decision of a deferred proposal.
+   */
+  private requireUndecidedSince(before: Proposal, verb: DecisionVerb): Proposal {
+    const p = this.requireActive(before.id);
+    const was = before.decision;
+    const d = p.decision;
+    if (d !== null && (was === null || was.kind !== d.kind || was.by !== d.by || was.atMs !== d.atMs)) {
+      throw new InboxError('Conflict', `proposal ${p.id} was ${d.kind} by ${d.by} at ${new Date(d.atMs).toISOString()}${d.comment ? ` (${JSON.stringify(d.comment)})` : ''} while the ${verb === 'approve' ? 'approval was being checked' : `${verb} was being made`}; look at it again before deciding`);
     }
     return p;
   }

@@ -9,7 +9,8 @@
 // refused at ALTER time, so a cast function is only ever built for a permitted pair.
 //
 // Semantics follow Java: integer narrowing wraps (two's complement), floating → integer truncates
-// toward zero and saturates (NaN → 0), decimal overflow reads as null, numbers print as Java's
+// toward zero and saturates (NaN → 0), decimal overflow reads as null (a failed read into a NOT
+// NULL column), FLOAT/DOUBLE NaN or infinity → DECIMAL fails the read, numbers print as Java's
 // toString does for the common cases (110.0, 1.0E20). TIMESTAMP ↔ TIMESTAMP WITH LOCAL TIME ZONE
 // uses UTC as the session zone (the appliance runs in UTC; Paimon uses the JVM's zone).
 
@@ -138,8 +139,9 @@ function rescale(unscaled: bigint, fromScale: number, to: DataType): bigint | nu
   return v < limit && v > -limit ? v : null;
 }
 
-function numberToDecimal(n: number, to: DataType): bigint | null {
-  if (!Number.isFinite(n)) return null;
+function numberToDecimal(n: number, to: DataType, column: string): bigint | null {
+  // Java's BigDecimal.valueOf(NaN or ±Infinity) throws NumberFormatException: the read fails.
+  if (!Number.isFinite(n)) throw invalidArgument(`column '${column}': cannot cast ${javaDoubleToString(n)} to ${typeToString(to)} while reading an older data file (NaN and infinities have no DECIMAL value)`);
   // BigDecimal.valueOf(d): the shortest decimal of d (Double.toString), then HALF_UP to the scale.
   const [mant, expText] = n.toExponential().split('e');
   const neg = mant!.startsWith('-');
@@ -490,6 +492,40 @@ const MICROS_PER_DAY = 86_400_000_000;
  * the cast is permitted (checkTypeChange). `column` names the column in errors.
  */
 export function castFunction(from: DataType, to: DataType, column: string): CastFn {
+  const cast = castValues(from, to, column);
+  if (to.root !== 'DECIMAL' || to.nullable) return cast;
+  // A DECIMAL a value overflows is null (Java's Decimal.fromBigDecimal), which a NOT NULL column
+  // cannot hold (Java's readers fail on it too): the read fails, naming the value.
+  return (v) => {
+    const r = cast(v);
+    if (r === null && v !== null && v !== undefined) {
+      throw invalidArgument(`column '${column}': ${castValueText(v, from)} overflows ${typeToString(to)} (a cast gives null, and the column is NOT NULL) while reading an older data file`);
+    }
+    return r;
+  };
+}
+
+/**
+ * Whether casting a non-null value of `from` to `to` can fail the read (REQUIRES: a permitted
+ * cast): text that does not parse, NaN or an infinity to DECIMAL, a value that overflows a
+ * NOT NULL DECIMAL. Every other cast gives a value (wrapping, truncating, cutting) or null.
+ */
+export function castMayFail(from: DataType, to: DataType): boolean {
+  if (sameType(from, to)) return false;
+  const a = from.root;
+  const b = to.root;
+  if (CHARS.includes(a)) return !CHARS.includes(b) && !BINARIES.includes(b);
+  if (b !== 'DECIMAL') return false;
+  if (a === 'FLOAT' || a === 'DOUBLE') return true;
+  return !to.nullable && !isImplicitCast(from, to);
+}
+
+/** A value of `from` as the cast's error messages quote it (a DECIMAL with its scale, a number as Java prints it). */
+export function castValueText(v: unknown, from: DataType): string {
+  return toStringValue(v, from);
+}
+
+function castValues(from: DataType, to: DataType, column: string): CastFn {
   const a = from.root;
   const b = to.root;
   const wrap = (f: (v: unknown) => unknown): CastFn => (v) => (v === null || v === undefined ? null : f(v));
@@ -514,7 +550,7 @@ export function castFunction(from: DataType, to: DataType, column: string): Cast
   }
   if (b === 'DECIMAL') {
     if (a === 'DECIMAL') return wrap((v) => rescale(v as bigint, from.scale!, to));
-    if (a === 'FLOAT' || a === 'DOUBLE') return wrap((v) => numberToDecimal(v as number, to));
+    if (a === 'FLOAT' || a === 'DOUBLE') return wrap((v) => numberToDecimal(v as number, to, column));
     return wrap((v) => rescale(typeof v === 'bigint' ? v : BigInt(v as number), 0, to));
   }
   if (b === 'BOOLEAN') return wrap((v) => (typeof v === 'bigint' ? v !== 0n : v !== 0));

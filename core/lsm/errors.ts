@@ -47,6 +47,33 @@ export const notSupported = (message: string): LsmError => new LsmError('NotSupp
 export const corruption = (path: string, message: string, cause?: unknown): LsmError =>
   new LsmError('Corruption', `corruption in ${path}: ${message}`, { path, cause });
 
+/**
+ * Reads that met a stored value that does not cast to the column's type in the columns read
+ * (Table.decodeRun: an older file read in a later schema), and whether the error names the
+ * snapshot (or diff) the read was of yet (`nameReadState`).
+ */
+const uncastable = new WeakMap<LsmError, boolean>();
+
+/** An InvalidArgument for a data file whose values do not cast to the columns it is read in (`cause`: the cast's error). */
+export function uncastableRead(message: string, path: string, cause: unknown): LsmError {
+  const e = new LsmError('InvalidArgument', message, { path, cause });
+  uncastable.set(e, false);
+  return e;
+}
+
+/** `e`, its message naming `what` was read (a snapshot, a tag, a diff) when it is an `uncastableRead` that names none yet. */
+export function nameReadState(e: unknown, what: () => string): unknown {
+  if (e instanceof LsmError && uncastable.get(e) === false) {
+    uncastable.set(e, true);
+    try {
+      e.message += `, reading ${what()}`;
+    } catch {
+      // Naming the state is a courtesy of the error path: the error as it is.
+    }
+  }
+  return e;
+}
+
 /** True when the error, or any error in its `cause` chain, is a corruption. */
 export function isCorruption(err: unknown): boolean {
   for (let e = err; e instanceof Error; e = (e as Error & { cause?: unknown }).cause) {

@@ -21,7 +21,7 @@ import { cell, type RunData, type RunParts } from './data-file.ts';
 import { changelogEntries } from './changelog.ts';
 import { deletionVectorsEnabled, snapshotDeletionVectors, withoutDeleted, type SnapshotDeletionVectors } from './deletion-vector.ts';
 import { readConsumer, writeConsumer, checkConsumerId } from './consumer.ts';
-import { invalidArgument, LsmError, notFound } from './errors.ts';
+import { invalidArgument, LsmError, nameReadState, notFound } from './errors.ts';
 import { isAdd, RowKind, ROW_KIND_TEXT, type KeyValue, type RowKindText } from './key-value.ts';
 import { groupByBucket, lastFullCompactionLevel, type BucketFiles } from './levels.ts';
 import { ADD, type DataFileMeta, type ManifestEntry } from './manifest.ts';
@@ -101,6 +101,8 @@ export function* readChanges(table: Table, o: ChangesOptions): Generator<Change>
     const releases = [from, to].filter((r) => r.snapshot !== undefined).map((r) => table.pinSnapshot(r.snapshot!));
     try {
       for (const b of diffBuckets(table, from.snapshot, to.snapshot)) for (const kv of b.records) yield toChange(kv);
+    } catch (e) {
+      throw nameReadState(e, () => `the diff of ${from.label} and ${to.label}`);
     } finally {
       for (const release of releases) release();
     }
@@ -167,6 +169,15 @@ export function deltaFromPrevious(table: Table): boolean {
  * `previous`: the state before `s` when the caller has it (a tag's snapshot, expired or not).
  */
 export function* snapshotChanges(table: Table, s: Snapshot, mode: 'delta' | 'changelog', orState = false, previous?: Snapshot): Generator<Change> {
+  try {
+    yield* changesOfSnapshot(table, s, mode, orState, previous);
+  } catch (e) {
+    // A stored value that does not cast to today's columns: the error names the snapshot too.
+    throw nameReadState(e, () => `the ${mode} of snapshot ${s.id}`);
+  }
+}
+
+function* changesOfSnapshot(table: Table, s: Snapshot, mode: 'delta' | 'changelog', orState: boolean, previous: Snapshot | undefined): Generator<Change> {
   if (mode === 'changelog') {
     // bucket ≥ 0: a postpone table's 'bucket-postpone' files are read once its compaction has
     // moved them into real buckets (AbstractBatchTableScan, DataTableStreamScan: onlyReadRealBuckets).

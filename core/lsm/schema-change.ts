@@ -17,7 +17,7 @@
 // Invariant: field ids are never reused; `highestFieldId` only grows.
 
 import { checkAppendFullCompaction } from './append-table.ts';
-import { castFunction, checkTypeChange, sameType } from './cast.ts';
+import { castFunction, castMayFail, castValueText, checkTypeChange, sameType } from './cast.ts';
 import { cell, readDataFile } from './data-file.ts';
 import { invalidArgument, LsmError, notSupported } from './errors.ts';
 import { checkChangelogRetention, checkDeletionVectorsPairs, checkJavaCodecs, checkLookupFullCompaction, checkOptionValues, checkWriteBufferSize, compressionPerLevel, DECLARED_OPTIONS, parseList, parseOptions, tagDefaultRetention, type ChangelogProducer, type MergeEngine } from './options.ts';
@@ -430,7 +430,6 @@ export function alterTable(table: Table, changes: readonly SchemaChange[], setSc
 }
 
 const CHAR_ROOTS: readonly TypeRoot[] = ['CHAR', 'VARCHAR', 'STRING'];
-const NEVER_FAILS_FROM_TEXT: readonly TypeRoot[] = [...CHAR_ROOTS, 'BINARY', 'VARBINARY', 'BYTES'];
 
 /** What a text must look like to cast to a type (cast.ts fromStringValue, Paimon's casts). */
 function textFormOf(to: DataType): string {
@@ -445,17 +444,29 @@ function textFormOf(to: DataType): string {
   }
 }
 
+/** Why a value of `from` does not cast to `to` (castMayFail's cases), for the ALTER's refusal. */
+function whyNoCast(from: DataType, to: DataType): string {
+  if (CHAR_ROOTS.includes(from.root)) return `expected ${textFormOf(to)}${to.root === 'DECIMAL' && !to.nullable ? ' that fits the precision: one that overflows casts to null (as in Java Paimon), and the column is NOT NULL' : ''}`;
+  if ((from.root === 'FLOAT' || from.root === 'DOUBLE') && !to.nullable) return 'NaN and infinities have no DECIMAL value; a value that overflows the precision casts to null (as in Java Paimon), and the column is NOT NULL';
+  if (from.root === 'FLOAT' || from.root === 'DOUBLE') return 'NaN and infinities have no DECIMAL value: Java Paimon\'s cast throws too';
+  return 'it overflows the precision, so it casts to null (as in Java Paimon), and the column is NOT NULL';
+}
+
 /**
  * Refuses an ALTER COLUMN TYPE whose cast would fail on a value held by a data file of the latest
  * snapshot: a read casts an older file's values to the current type (data-file-format.ts
  * evolveRun) and a value that does not cast fails the read, so the ALTER would make every read of
- * the table fail. Only casts from text (CHAR/VARCHAR/STRING) to another kind of type can fail
- * (cast.ts: numeric narrowing wraps, decimal overflow is null). Every live file is checked, rows a
- * later write shadows or a deletion vector marks too (the read casts the whole file), each with the
- * column's type in the file's own schema; only the changed columns are decoded (Parquet files of
- * primary-key tables), and the first failure ends the check. Time travel reads a snapshot in its
- * own schema, so older snapshots and tags are not affected. No snapshot, nothing to check. Also
- * refused: a live file holding the column in a type (of its own schema) with no cast to the new one.
+ * the table fail. Casts that can fail (cast.ts castMayFail): text to a type that is not text,
+ * FLOAT/DOUBLE to DECIMAL (NaN, infinities: Java's cast throws), and a narrowing into a NOT NULL
+ * DECIMAL (an overflow is null, as in Java, which the column cannot hold). Every live file is
+ * checked, rows a later write shadows or a deletion vector marks too (the read casts the whole
+ * file), each with the column's type in the file's own schema; only the changed columns are
+ * decoded (Parquet files of primary-key tables), and the first failure ends the check.
+ * Older snapshots and tags are not read (EVOLUTION-DESIGN.md "Casts": time travel reads them in
+ * their own schema; a read of one in today's columns — a diff across the ALTER — fails with an
+ * error naming column, value, file and snapshot or tag, Table.decodeRun). No snapshot, nothing to
+ * check. Also refused: a live file holding the column in a type (of its own schema) with no cast
+ * to the new one.
  */
 function checkStoredValuesCast(table: Table, base: TableSchema, next: TableSchema): void {
   const changed = next.fields.flatMap((f) => {
@@ -485,7 +496,7 @@ function checkStoredValuesCast(table: Table, base: TableSchema, next: TableSchem
               `which has no cast to ${typeToString(f.type)}; reads cast older files' values, so every read of the table would fail. Compact the table fully first`,
           );
         }
-        if (!CHAR_ROOTS.includes(from.root) || NEVER_FAILS_FROM_TEXT.includes(f.type.root)) continue;
+        if (!castMayFail(from, f.type)) continue;
         checks.push({ index, from, to: f.type, was: f.was, name: f.name });
       }
       if (checks.length === 0) continue;
@@ -501,12 +512,12 @@ function checkStoredValuesCast(table: Table, base: TableSchema, next: TableSchem
             cast(v);
           } catch (e) {
             if (!(e instanceof LsmError)) throw e;
-            const text = String(v);
+            const text = castValueText(v, c.from);
             const where = next.partitionKeys.length > 0 ? `partition ${table.partitionPathOf(b.partition)}, ` : '';
             throw invalidArgument(
               `column '${c.name}': cannot change type ${typeToString(c.was)} to ${typeToString(c.to)}: ` +
                 `the table holds '${text.length > 60 ? `${text.slice(0, 60)}…` : text}' (${where}bucket ${b.bucket}, file ${meta.fileName}), which does not cast to ${typeToString(c.to)} ` +
-                `(expected ${textFormOf(c.to)}); reads cast older files' values, so every read of the table would fail. ` +
+                `(${whyNoCast(c.from, c.to)}); reads cast older files' values, so every read of the table would fail. ` +
                 `Update or delete such rows and compact the table first`,
             );
           }

@@ -9,7 +9,7 @@
 
 import { join, resolve as resolvePath, sep } from 'node:path';
 import { deserializeBinaryRow } from './binary-row.ts';
-import { corruption, invalidArgument, LsmError, notFound } from './errors.ts';
+import { corruption, invalidArgument, LsmError, nameReadState, notFound, uncastableRead } from './errors.ts';
 import { localFileIO, type FileIO } from './file-io.ts';
 import { readDataFile, type RunData } from './data-file.ts';
 import { evolveRun, formatOfPath } from './data-file-format.ts';
@@ -466,7 +466,15 @@ export class Table {
   private decodeRun(path: string, meta: DataFileMeta, target: TableSchema): RunData {
     if (meta.schemaId === target.id) return readDataFile(this.fileIO, target, path, meta);
     const own = this.schemaById(meta.schemaId);
-    return evolveRun(readDataFile(this.fileIO, own, path, meta), own, target);
+    const run = readDataFile(this.fileIO, own, path, meta);
+    try {
+      return evolveRun(run, own, target);
+    } catch (e) {
+      // A stored value that does not cast to the type read in: named with its file here, with the
+      // snapshot or diff read by the reader's error path (expiredUnder, incremental.ts).
+      if (!(e instanceof LsmError) || e.kind !== 'InvalidArgument') throw e;
+      throw uncastableRead(`${e.message}: data file ${path} (schema ${own.id}) read in the columns of schema ${target.id}`, path, e);
+    }
   }
 
   /**
@@ -542,6 +550,10 @@ export class Table {
    * plan is cached turns out missing. Call it on the error path only: it reads the disk.
    */
   expiredUnder(e: unknown, s: Snapshot): unknown {
+    nameReadState(e, () => {
+      const tags = this.tags.list().filter((t) => t.snapshot.id === s.id).map((t) => `'${t.name}'`);
+      return `snapshot ${s.id}${tags.length > 0 ? ` (tag ${tags.join(', ')})` : ''}`;
+    });
     if (!(e instanceof LsmError) || e.kind !== 'Corruption') return e;
     try {
       if (this.snapshots.isRetained(s) || this.tags.list().some((t) => t.snapshot.id === s.id && t.snapshot.deltaManifestList === s.deltaManifestList)) return e;

@@ -305,11 +305,20 @@ function ProposalPanel() {
     else if (place === 'panel') el.scrollIntoView({ block: 'nearest' });
   }, [p.id]);
   // Under 1101 px the panel stands below the list, its top at the window's: the way back to the
-  // proposal's row (kept selected), its link focused so N and Enter go on from there.
+  // proposal's row (kept selected), its link focused so N and Enter go on from there. One decided
+  // here has left the list: the way back is to the row that followed it, where the focus went
+  // (`keepPlaceAfterDecision`) and where N goes on — the whole list centred was row 100 of 200,
+  // 7,000 px from the lead's place. With neither, the list's top.
+  const afterDecision = useApp((s) => s.afterDecision);
   const backToList = () => {
-    const row = document.querySelector<HTMLElement>('.inbox-list tr.selected');
-    (row ?? document.querySelector<HTMLElement>('.inbox-list'))?.scrollIntoView({ block: 'center' });
-    (row?.querySelector<HTMLElement>('button.link') ?? document.querySelector<HTMLElement>('.inbox-list'))?.focus({ preventScroll: true });
+    const following = afterDecision && afterDecision.decided === p.id && afterDecision.next !== null ? afterDecision.next : null;
+    const link =
+      document.querySelector<HTMLElement>('.inbox-list tr.selected button.link') ??
+      (following === null ? null : ([...document.querySelectorAll<HTMLElement>('.inbox-list button[data-proposal]')].find((b) => b.dataset.proposal === following) ?? null));
+    const row = link?.closest<HTMLElement>('tr') ?? null;
+    if (row) row.scrollIntoView({ block: 'center' });
+    else document.querySelector<HTMLElement>('.inbox-list')?.scrollIntoView({ block: 'start' });
+    (link ?? document.querySelector<HTMLElement>('.inbox-list'))?.focus({ preventScroll: true });
   };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {

@@ -669,6 +669,8 @@ export interface ApiErrorBody {
  * - `pin.guessable` (pin, why: `repeated` | `sequence`) at addUser and resetSecret;
  * - `role.refused` (user, role, allowed: the roles that may, comma-separated) for any method;
  * - `proposal.notFound` (id), `proposal.notOpen` (id, status) at getProposal and decide;
+ *   `proposal.decidedMeanwhile` (id, status, by) at decide: another lead recorded a decision
+ *   (a deferral) while this one was being checked, which its maker has not seen;
  * - `user.exists` (name) at addUser, `user.selfDisable`, `user.selfDemote`;
  * - `session.required`: a call that needs a session came without one held (never signed in here,
  *   or the session ended: signed out, idle past its life, the site restarted) — ui-server.ts, and service.ts for a
@@ -719,7 +721,7 @@ export interface ApiErrorBody {
  */
 export const REFUSAL_CODES = [
   'signin.wrong', 'signin.locked', 'signin.badgeUnknown', 'signin.badgeLocked', 'signin.disabled', 'signin.busy',
-  'pin.guessable', 'role.refused', 'proposal.notFound', 'proposal.notOpen',
+  'pin.guessable', 'role.refused', 'proposal.notFound', 'proposal.notOpen', 'proposal.decidedMeanwhile',
   'user.exists', 'user.selfDisable', 'user.selfDemote',
   'session.required', 'site.notSetUp', 'site.alreadySetUp', 'site.stopping', 'site.stopped',
   'init.exists', 'init.restoredOther', 'init.otherSite', 'init.restoreNote', 'init.restoreUnfinished', 'init.adminExists', 'init.configLost',

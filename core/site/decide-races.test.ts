@@ -46,12 +46,17 @@ it('two shift leads deciding one proposal at once from two PCs: one decision sta
     const id = open[k]!.id;
     const results = await Promise.allSettled([api.call('decide', { id, decision: a }, lena), api.call('decide', { id, decision: b }, per)]);
     const done = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ who: i === 0 ? 'Lena' : 'Per', outcome: r.value.outcome }] : []));
-    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as { kind?: string; message: string }] : []));
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as { kind?: string; message: string; refusal?: { code?: string; params?: Record<string, unknown> } }] : []));
     // Before: an approval and a deferral at once were both answered as done, the approval over the deferral.
     expect(done, `${a} / ${b}`).toHaveLength(1);
     expect(refused[0]!.kind, `${a} / ${b}`).toBe('conflict');
     const p = site.decisions!.inbox.get(id)!;
     expect(p.status).toBe(done[0]!.outcome);
+    // The refusal's code tells the floor UI which: decided for good (notOpen), or deferred by the
+    // other lead meanwhile and still to decide (decidedMeanwhile, naming who).
+    expect(refused[0]!.refusal, `${a} / ${b}`).toEqual(
+      p.status === 'deferred' ? { code: 'proposal.decidedMeanwhile', params: { id, status: 'deferred', by: done[0]!.who } } : { code: 'proposal.notOpen', params: { id, status: p.status } },
+    );
     expect(p.decision!.by).toBe(done[0]!.who);
     expect(p.command !== null).toBe(p.status === 'approved');
     const decisions = readDecisionLog(site.decisions!.inbox.logTable, id).filter((e) => (Object.values(outcomes) as string[]).includes(e.event));

@@ -54,6 +54,7 @@ const SAMPLES: Record<RefusalCode, Record<string, string | number> | undefined> 
   'role.refused': { user: 'Olav', role: 'operator', allowed: 'shift_lead,admin' },
   'proposal.notFound': { id: 'P-1' },
   'proposal.notOpen': { id: 'P-1', status: 'rejected' },
+  'proposal.decidedMeanwhile': { id: 'P-1', status: 'deferred', by: 'per' },
   'user.exists': { name: 'Per' },
   'user.selfDisable': undefined,
   'user.selfDemote': undefined,

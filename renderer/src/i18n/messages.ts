@@ -396,6 +396,7 @@ const en = {
   'refusal.role.refused': '{user} is {role}; this takes {allowed}',
   'refusal.proposal.notFound': 'Proposal {id} does not exist',
   'refusal.proposal.notOpen': 'Proposal {id} is already {status}; only open or deferred proposals can be decided',
+  'refusal.proposal.decidedMeanwhile': '{by} marked proposal {id} as {status} while yours was being made; look at it again before you decide',
   'refusal.user.exists': 'There is already a user {name} (names that differ only in case, spaces or invisible characters read as one)',
   'refusal.user.selfDisable': 'You cannot disable yourself',
   'refusal.user.selfDemote': 'You cannot take the admin role from yourself',
@@ -913,6 +914,7 @@ const nb: Messages = {
   'refusal.role.refused': '{user} er {role}; dette krever {allowed}',
   'refusal.proposal.notFound': 'Forslag {id} finnes ikke',
   'refusal.proposal.notOpen': 'Forslag {id} er allerede {status}; bare åpne eller utsatte forslag kan avgjøres',
+  'refusal.proposal.decidedMeanwhile': '{by} satte forslag {id} til {status} mens din avgjørelse ble gjort; se på det igjen før du avgjør',
   'refusal.user.exists': 'Det finnes allerede en bruker {name} (navn som bare skiller seg i store/små bokstaver, mellomrom eller usynlige tegn, leses som ett)',
   'refusal.user.selfDisable': 'Du kan ikke deaktivere deg selv',
   'refusal.user.selfDemote': 'Du kan ikke ta administratorrollen fra deg selv',
@@ -1413,6 +1415,7 @@ const de: Messages = {
   'refusal.role.refused': '{user} ist {role}; dafür braucht es {allowed}',
   'refusal.proposal.notFound': 'Vorschlag {id} gibt es nicht',
   'refusal.proposal.notOpen': 'Vorschlag {id} ist bereits {status}; nur offene oder zurückgestellte Vorschläge können entschieden werden',
+  'refusal.proposal.decidedMeanwhile': '{by} hat Vorschlag {id} als {status} markiert, während Ihre Entscheidung getroffen wurde; sehen Sie ihn erneut an, bevor Sie entscheiden',
   'refusal.user.exists': 'Einen Benutzer {name} gibt es bereits (Namen, die sich nur in Groß-/Kleinschreibung, Leerzeichen oder unsichtbaren Zeichen unterscheiden, lesen sich gleich)',
   'refusal.user.selfDisable': 'Sie können sich nicht selbst deaktivieren',
   'refusal.user.selfDemote': 'Sie können sich nicht selbst die Administratorrolle nehmen',
@@ -2129,6 +2132,13 @@ export function refusalText(lang: Lang, r: RefusalLike): string {
       const status = paramStr(p, 'status');
       if (id === undefined || status === undefined || !STATUS_NAMES.has(status)) break;
       return translate(lang, 'refusal.proposal.notOpen', { id, status: translate(lang, `status.${status}` as MessageKey) });
+    }
+    case 'proposal.decidedMeanwhile': {
+      const id = paramStr(p, 'id');
+      const status = paramStr(p, 'status');
+      const by = paramStr(p, 'by');
+      if (id === undefined || status === undefined || by === undefined || !STATUS_NAMES.has(status)) break;
+      return translate(lang, 'refusal.proposal.decidedMeanwhile', { id, status: translate(lang, `status.${status}` as MessageKey), by });
     }
     case 'user.exists': {
       const name = paramStr(p, 'name');

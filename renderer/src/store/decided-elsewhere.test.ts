@@ -53,6 +53,16 @@ describe('a decision refused because another lead decided first', () => {
     expect(store.getState().proposals.map((p) => p.id)).toEqual(['P-2']);
     expect(store.getState().errorRefusal?.code).toBe('proposal.notFound');
   });
+  it('deferred by another lead while this approval was checked: the panel shows the deferral, still decidable, and the focus stays on it', async () => {
+    const store = site(new ApiError('conflict', 'deferred by per meanwhile', undefined, 'proposal.decidedMeanwhile', { id: 'P-1', status: 'deferred', by: 'per' }), { proposals: [P('P-1', 'deferred'), P('P-2')], detail: { ...P('P-1', 'deferred'), decidedBy: 'per' } as ProposalDetail });
+    await store.getState().loadProposals();
+    await store.getState().select('P-1');
+    expect(await store.getState().decide('approve')).toBe(false);
+    expect(store.getState().selected?.status).toBe('deferred');
+    expect(store.getState().proposals.map((p) => [p.id, p.status])).toEqual([['P-1', 'deferred'], ['P-2', 'open']]);
+    expect(store.getState().errorRefusal?.code).toBe('proposal.decidedMeanwhile');
+    expect(store.getState().afterDecision).toBeNull();
+  });
   it('any other refusal leaves the panel and list as they were (a network failure says nothing of the proposal)', async () => {
     const store = site(new ApiError('internal', 'the site did not answer'), { proposals: [P('P-2')], detail: { ...P('P-1', 'approved') } as ProposalDetail });
     await store.getState().loadProposals();

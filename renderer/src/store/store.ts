@@ -961,7 +961,7 @@ export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS,
               // open with its buttons, and the list listed it, until a push or the next read (none
               // while the events socket was down). Both read again; the error line says why.
               const code = (e as { code?: unknown }).code;
-              if (current() && isShown(sel.id) && (code === 'proposal.notOpen' || code === 'proposal.notFound')) {
+              if (current() && isShown(sel.id) && (code === 'proposal.notOpen' || code === 'proposal.notFound' || code === 'proposal.decidedMeanwhile')) {
                 await Promise.allSettled([show(code === 'proposal.notFound' ? null : sel.id), get().loadProposals()]);
                 // Its buttons gone with it, the focus goes on as after a decision made here (Inbox `keepPlaceAfterDecision`), N too;
                 // gone, its panel closed (none other opened meanwhile): from its place as well, the focus fell to the page.

@@ -41,7 +41,7 @@ export const agentUsage = [
   '  tilstand proposals [--data <dir>] [--status open|deferred|approved|rejected|stale|withdrawn] [--limit <n>] [--json]   without --status: those waiting for a decision (open, deferred) first, then the rest; newest first in each',
   '  tilstand decide <proposal> approve|reject|defer --user <name> --pin <pin> [--comment <text>] [--data <dir>] [--json]',
   '  tilstand agent run [--data <dir>] [--json]      one agent run now',
-  '  tilstand evidence <proposal> [--data <dir>] [--all] [--json]   what the agent saw, what an approval was checked against, and the decision trail',
+  '  tilstand evidence <proposal> [--data <dir>] [--all] [--json]   what the agent saw, what an approval was checked against, and the decision trail (--all: also every row of each cited table at its tag)',
 ];
 
 const DATA: FlagSpecs = { data: { type: 'string', value: '<dir>' } };

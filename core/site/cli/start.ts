@@ -44,7 +44,7 @@ export const startUsage = [
   '                                           run the site and its UI until Ctrl-C (--demo: a demo site with simulated',
   '                                           modules; port 0 = any free port; a new directory without --demo serves',
   '                                           the first-run screen; --no-agent-timer: the agent runs only on demand;',
-  '                                           --hq: sync tagged snapshots and the inbox to HQ, overriding config hq.target)',
+  '                                           --hq: ship the tables (latest snapshot, tags), inbox and decisions to HQ, overriding config hq.target)',
 ];
 
 /** Is the optional `electron` package installed? (never loads it) */

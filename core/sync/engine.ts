@@ -52,7 +52,7 @@ import { WriterLock } from '../lsm/writer-lock.ts';
 import { ACCESS_DENIED, accessDeniedMessage, WatchedTarget } from './access.ts';
 import { isSyncError, SyncError } from './errors.ts';
 import { checkKey, contractsPrefix, holdTagName, isHoldTag, siteDatabase, tablePrefix } from './names.ts';
-import { ensureOutboxSchema, openOutboxDb, Outbox, type NewRow, type OutboxRow } from './outbox.ts';
+import { ensureOutboxSchema, openOutboxDb, Outbox, type DroppedUnit, type NewRow, type OutboxRow } from './outbox.ts';
 import { raisedHqDataFormat, readHqDataFormat, writeHqDataFormat, type HqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
 import { claimMarker, conflictMessage, fileSystemOf, goneMessage, HQ_FILE_SYSTEM, localSender, MARKER_SINCE, MARKER_UNCONFIRMED, markerDir, markerHeldSince, noteHqFileSystem, ontoOwnDisk, readMarker, SENDER_CONFLICT, type FileSystemOf, type SenderMarker } from './sender.ts';
 import { PHASE, referencedFiles } from './plan.ts';
@@ -163,7 +163,16 @@ export interface SyncStatus {
    */
   problems?: SyncProblem[];
   lastError: string | null;
+  /**
+   * Units dropped rather than sent in the last day (DROPPED_SHOWN_MS), oldest first: a tag deleted
+   * on the site (by an operator, by its retention) while its upload waited. No problem for health:
+   * nothing is owed to HQ for it. Absent from an older engine's answer.
+   */
+  dropped?: DroppedUnit[];
 }
+
+/** How long `sync status` shows a unit dropped (`SyncStatus.dropped`). */
+export const DROPPED_SHOWN_MS = 24 * 3_600_000;
 
 export type SyncProblem = 'refused' | 'gone' | 'credentials' | 'step' | 'waiting' | 'planning';
 
@@ -591,6 +600,14 @@ export class SyncEngine {
           const rows = unitRows(json);
           if (rows) add(unit, rows);
         }
+        // A tag whose upload still waits but that the site no longer has (an operator deleted it,
+        // its retention expired it) is dropped, not sent: its snapshot is held by nothing on the
+        // site, and HQ would get a tag nobody wants, or half of one once expiration swept its files.
+        // Only the site's tag folder decides: a tag gone from HQ alone is HQ's retention.
+        for (const unit of this.outbox.pendingUnits(`tag:${name}:`)) {
+          const tagName = unit.slice(`tag:${name}:`.length);
+          if (!listed.has(unit) && !table.tags.exists(tagName)) this.dropDeletedTag(unit, name, tagName);
+        }
         for (const unit of sent.keys()) if (!listed.has(unit)) sent.delete(unit);
         for (const unit of settled.keys()) if (!listed.has(unit)) settled.delete(unit);
 
@@ -859,6 +876,8 @@ export class SyncEngine {
       if (!row || tried.has(row.id)) break;
       tried.add(row.id);
       try {
+        // A tag deleted on the site since planning: nothing more of it goes (dropDeletedTag).
+        if (row.unit.startsWith('tag:') && this.tagDeletedOnSite(row)) continue;
         if (!checked) {
           await this.checkSender();
           // Before the first step this engine runs: HQ never holds what this program sent without the mark.
@@ -1339,11 +1358,45 @@ export class SyncEngine {
     }
   }
 
+  /**
+   * Whether the tag of `row` (a step of a `tag:` unit) is gone from the site: then its unit is
+   * dropped (`dropDeletedTag`) and true returned. Read from the site's tag folder, never HQ.
+   */
+  private tagDeletedOnSite(row: OutboxRow): boolean {
+    const [, table, name] = splitUnit(row.unit);
+    if (table === undefined || name === undefined) return false;
+    const t = this.tables.get(table) ?? this.openTables().get(table);
+    if (t !== undefined && t.tags.exists(name)) return false;
+    this.dropDeletedTag(row.unit, table, name, t === undefined ? `table ${table} is gone` : undefined);
+    return true;
+  }
+
+  /**
+   * Ends the pending steps of a tag's unit whose tag the site no longer has: cancelled, each row
+   * saying it was dropped and why (the outbox's history), and kept in `sync_state` for `sync
+   * status` (`SyncStatus.dropped`), in one transaction. What it already sent stays at HQ, unnamed by
+   * any pointer; a tag of that name made later is a new unit (`Outbox.unitState`).
+   */
+  private dropDeletedTag(unit: string, table: string, tag: string, detail?: string): number {
+    const why = `dropped, not sent: tag ${tag} of ${table} was deleted on the site before it reached HQ${detail === undefined ? '' : ` (${detail})`}`;
+    const n = this.outbox.db.transaction(() => {
+      const c = this.outbox.cancelUnit(unit, why);
+      if (c > 0) this.outbox.noteDropped({ unit, why, atMs: this.clock() });
+      return c;
+    })();
+    if (n > 0) this.log(`sync: ${unit} cancelled (${counted(n, 'step')}): tag removed on the site before it reached HQ`);
+    return n;
+  }
+
   /** A source file vanished: fine when its tag or hold tag is gone too (cancel the unit), else an error. */
   private sourceGone(row: OutboxRow): number {
     const [kind, table, name] = splitUnit(row.unit);
     const t = table === undefined ? undefined : this.openTables().get(table);
     const owner = kind === 'tag' ? name! : holdTagName(Number(name));
+    if (kind === 'tag' && table !== undefined && (!t || !t.tags.exists(owner))) {
+      this.dropDeletedTag(row.unit, table, owner, `its file ${row.src} is gone`);
+      return 0;
+    }
     if (!t || !t.tags.exists(owner)) {
       const n = this.outbox.cancelUnit(row.unit, `source ${row.src} is gone (its ${kind} was removed on the site)`);
       this.log(`sync: ${row.unit} cancelled (${counted(n, 'step')}): ${kind} removed on the site before it reached HQ`);
@@ -1688,5 +1741,6 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     problems,
     // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
     lastError: errors.length === 0 ? null : errors.join('; '),
+    dropped: outbox.dropped().filter((d) => nowMs - d.atMs < DROPPED_SHOWN_MS),
   };
 }

@@ -43,6 +43,25 @@ export interface OutboxRow {
   behind_ms: number | null;
 }
 
+/**
+ * `p`: the unit's pending steps; `d`: its done steps, or 0 when a pointer step (phase 3, plan.ts
+ * PHASE.pointer) of it was cancelled and none is done: that version never reached HQ.
+ */
+const UNIT_STATE_SUMS = `SUM(state = 'pending') AS p,
+  CASE WHEN SUM(op = 'pointer' AND phase = 3 AND state = 'cancelled') > 0 AND SUM(op = 'pointer' AND phase = 3 AND state = 'done') = 0 THEN 0 ELSE SUM(state = 'done') END AS d`;
+
+/** A unit dropped rather than sent (a tag deleted on the site before it reached HQ), for `sync status`. */
+export interface DroppedUnit {
+  unit: string;
+  /** Why, as the unit's cancelled rows say it (`last_error`). */
+  why: string;
+  atMs: number;
+}
+
+/** `sync_state` key of the units dropped lately, newest last, at most DROPPED_KEPT. */
+const DROPPED = 'dropped';
+const DROPPED_KEPT = 20;
+
 export type NewRow = Pick<OutboxRow, 'unit' | 'phase' | 'op' | 'priority'> & Partial<Pick<OutboxRow, 'table_name' | 'src' | 'body' | 'key' | 'size' | 'sha256' | 'md5' | 'behind_ms'>>;
 
 /** The steps' table; `name` differs only while an older table is rebuilt (ensureOutboxSchema). */
@@ -264,9 +283,14 @@ export class Outbox {
     })();
   }
 
-  /** A unit that is pending or done (not cancelled). */
+  /**
+   * A unit that is pending or done (not cancelled). Done means HQ got it: a unit whose pointer was
+   * cancelled before it reached HQ (a tag deleted on the site while it waited, dropped after some
+   * of its files went) is not done, whatever files it sent — taken for done, a tag of that name
+   * made later was never sent (tag-deleted-while-pending.test.ts).
+   */
   unitState(unit: string): 'pending' | 'done' | undefined {
-    const r = this.db.prepare(`SELECT SUM(state = 'pending') AS p, SUM(state = 'done') AS d FROM sync_outbox WHERE unit = ?`).get(unit) as { p: number | null; d: number | null };
+    const r = this.db.prepare(`SELECT ${UNIT_STATE_SUMS} FROM sync_outbox WHERE unit = ?`).get(unit) as { p: number | null; d: number | null };
     if (r.p) return 'pending';
     if (r.d) return 'done';
     return undefined;
@@ -275,7 +299,7 @@ export class Outbox {
   /** `unitState` of every unit whose name starts with `prefix`, in one query (units neither pending nor done are left out). */
   unitStates(prefix: string): Map<string, 'pending' | 'done'> {
     const rows = this.db
-      .prepare(`SELECT unit, SUM(state = 'pending') AS p, SUM(state = 'done') AS d FROM sync_outbox WHERE unit >= ? AND unit < ? GROUP BY unit`)
+      .prepare(`SELECT unit, ${UNIT_STATE_SUMS} FROM sync_outbox WHERE unit >= ? AND unit < ? GROUP BY unit`)
       .all(...prefixRange(prefix)) as Array<{ unit: string; p: number; d: number }>;
     const out = new Map<string, 'pending' | 'done'>();
     for (const r of rows) if (r.p || r.d) out.set(r.unit, r.p ? 'pending' : 'done');
@@ -439,6 +463,24 @@ export class Outbox {
         .run(beforeMs).changes;
     })();
     return deleted;
+  }
+
+  /** Records a unit dropped (call in the transaction that cancels it): the last DROPPED_KEPT are kept. */
+  noteDropped(d: DroppedUnit): void {
+    this.setState(DROPPED, JSON.stringify([...this.dropped(), d].slice(-DROPPED_KEPT)));
+  }
+
+  /** The units dropped lately (`noteDropped`), oldest first; [] when none or unreadable. */
+  dropped(): DroppedUnit[] {
+    const v = this.getState(DROPPED);
+    if (v === undefined) return [];
+    try {
+      const list: unknown = JSON.parse(v);
+      if (!Array.isArray(list)) return [];
+      return list.filter((d): d is DroppedUnit => typeof d?.unit === 'string' && typeof d?.why === 'string' && Number.isFinite(d?.atMs));
+    } catch {
+      return [];
+    }
   }
 
   rows(): OutboxRow[] {

@@ -31,16 +31,17 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../inbox/index.ts';
-import { Catalog, localFileIO, type TableSchema } from '../lsm/index.ts';
+import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table, type TableSchema } from '../lsm/index.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { STUCK_STEP, SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { checkHqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
-import { mirrorSite, type MirrorProgress } from './hq/mirror.ts';
-import { siteDatabase } from './names.ts';
+import { mirrorSite, whereAtHq, type MirrorProgress } from './hq/mirror.ts';
+import { siteDatabase, tablePrefix } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
+import { referencedFiles } from './plan.ts';
 import { claimMarker, localSender, markerDir } from './sender.ts';
 import type { SyncTarget } from './targets/target.ts';
 
@@ -93,6 +94,12 @@ export interface RestoreNote {
    */
   ownTables?: string[];
   resync: ResyncRequest[];
+  /**
+   * Tags damaged at HQ (their JSON torn or garbled, or naming a file HQ does not hold), left out of
+   * the restored tables and not in `tables`: `tag` is `<table>/<name>`, `key` HQ's key of its JSON,
+   * `error` what is wrong. Absent when there are none. `tilstand restore` names each and exits 4.
+   */
+  damagedTags?: { tag: string; key: string; error: string }[];
   /**
    * This directory's sender id, and whether HQ's sender marker now names it. Not adopted (a
    * target that cannot be written, e.g. read-only credentials): `error` says why, and the first
@@ -231,14 +238,43 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
   if (redo && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
   fs.mkdirSync(warehouse, { recursive: true });
-  const mirrored = await mirrorSite(o.target, o.site, warehouse, { contractsDir: join(o.dataDir, 'contracts'), ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
+  // A damaged tag (its JSON torn at HQ, or naming a file HQ lacks) is left out and reported, as
+  // `hq pull` does: failing the whole restore on one old tag left a dead site's operator nothing.
+  const damagedTags: NonNullable<RestoreNote['damagedTags']> = [];
+  const tagOfKey = (key: string) => {
+    const m = /^[^/]+\/([^/]+)\/tag\/tag-(.+)$/.exec(key);
+    return m ? `${m[1]}/${m[2]}` : key;
+  };
+  const mirrored = await mirrorSite(o.target, o.site, warehouse, {
+    contractsDir: join(o.dataDir, 'contracts'),
+    onDamagedTag: (key, e) => damagedTags.push({ tag: tagOfKey(key), key, error: e.message.replace(/^HQ's file is damaged: /, '') }),
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+  });
   if (mirrored.tables.length === 0) throw new SyncError('NotFound', `HQ (${o.target.description}) has no tables for site ${o.site}`);
   const tables: RestoreNote['tables'] = {};
   const ownTables: string[] = [];
   const entries: DraftTableEntry[] = [];
   for (const name of mirrored.tables) {
     const t = catalog.getTable({ database: db, table: name });
-    tables[name] = { snapshotId: t.latestSnapshot()?.id ?? null, tags: t.listTags().map((x) => x.name) };
+    // Every file the latest snapshot and each tag name must have come from HQ: the copy holds all
+    // HQ listed. The latest's missing fails the restore (Verification, the mark left: its rerun
+    // redoes it); a tag's is left out, its JSON removed from the copy, and reported.
+    const latest = t.latestSnapshot();
+    if (latest !== undefined) {
+      const missing = missingFile(t, latest);
+      if (missing !== undefined) {
+        const key = `${tablePrefix(o.site, name)}snapshot/snapshot-${latest.id}`;
+        throw new SyncError('Verification', `HQ's copy is damaged: corruption in ${whereAtHq(o.target, key)}: ${missing}; the restore is not complete (rerun it once HQ's copy is mended)`);
+      }
+    }
+    for (const tag of t.listTags()) {
+      const missing = missingFile(t, tag.snapshot);
+      if (missing === undefined) continue;
+      const key = `${tablePrefix(o.site, name)}tag/tag-${tag.name}`;
+      fs.rmSync(t.paths.tagFile(tag.name), { force: true });
+      damagedTags.push({ tag: `${name}/${tag.name}`, key, error: `corruption in ${whereAtHq(o.target, key)}: ${missing}` });
+    }
+    tables[name] = { snapshotId: latest?.id ?? null, tags: t.listTags().map((x) => x.name) };
     if (TILSTAND_TABLES.includes(name)) continue;
     ownTables.push(name);
     entries.push(draftTableEntry(name, t.schema));
@@ -249,12 +285,40 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const drafts = join(o.dataDir, RESTORED_TABLES);
   if (ownTables.length > 0) localFileIO.replaceAtomic(drafts, Buffer.from(JSON.stringify(entries, null, 2) + '\n'));
   else fs.rmSync(drafts, { force: true });
-  const note: RestoreNote = { site: o.site, restoredAtMs, hq: o.target.description, tables, ...(ownTables.length > 0 ? { ownTables } : {}), resync: resyncRequests(o.dataDir, o.site), sender: await adoptMarker(o, restoredAtMs) };
+  const note: RestoreNote = {
+    site: o.site,
+    restoredAtMs,
+    hq: o.target.description,
+    tables,
+    ...(ownTables.length > 0 ? { ownTables } : {}),
+    ...(damagedTags.length > 0 ? { damagedTags } : {}),
+    resync: resyncRequests(o.dataDir, o.site),
+    sender: await adoptMarker(o, restoredAtMs),
+  };
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
   // the site's next start would fail to parse.
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
   fs.rmSync(unfinishedPath, { force: true });
   return note;
+}
+
+/**
+ * What of snapshot `s` (the latest, or a tag's) the restored copy of `t` lacks, i.e. HQ does not
+ * hold (the copy has every file HQ listed), or a manifest of it that does not read: said in words,
+ * or undefined when it is whole.
+ */
+function missingFile(t: Table, s: Snapshot): string | undefined {
+  const lists = [s.baseManifestList, s.deltaManifestList, ...(s.changelogManifestList ? [s.changelogManifestList] : [])];
+  for (const n of lists) if (!fs.existsSync(t.paths.manifestFile(n))) return `it names manifest/${n}, which HQ does not hold`;
+  let files;
+  try {
+    files = referencedFiles(t, s);
+  } catch (e) {
+    if (!(e instanceof LsmError) || !(isCorruption(e) || e.kind === 'NotFound')) throw e;
+    return `a manifest it names does not read: ${e.message}`;
+  }
+  for (const f of files) if (!fs.existsSync(f.path)) return `it names ${f.rel}, which HQ does not hold`;
+  return undefined;
 }
 
 /**

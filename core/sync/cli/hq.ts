@@ -8,6 +8,7 @@
 // holds nothing of is exit 1 for every command that takes one (knownSite).
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
@@ -23,6 +24,7 @@ import { SyncError } from '../errors.ts';
 import { DirectoryTarget, within } from '../targets/directory.ts';
 import type { SyncTarget } from '../targets/target.ts';
 import { checkSiteId, sitePrefix } from '../names.ts';
+import { readMarker } from '../sender.ts';
 import { commandProblem, guarded, progressBar, realFolder, shownWord, siteDataDirOf, targetFromFlags } from './common.ts';
 
 // How HQ is reached: taken by every hq command, so a script can pass one set of them to all
@@ -465,6 +467,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           const s = site(args);
           const dest = resolve(pathOption(args, 'out', 'a path') ?? args.required('out'));
           pullDestination(dest, target);
+          await refuseSendersWarehouse(dest, target, s);
           // One listing of the site for the own-writes check and the copy (each table is listed
           // again after its pointers are read, mirror.ts).
           const listed = await listSite(target, s);
@@ -584,6 +587,32 @@ function pullDestination(dest: string, target: SyncTarget): void {
       }
     }
   }
+}
+
+/**
+ * Refuses `--out` the real folder of the warehouse of the data directory that sends for `site`
+ * from this PC (HQ's sender marker names it, as its real path), or a folder inside it: a warehouse
+ * moved onto a disk of its own and linked back (`<data>/warehouse` a symbolic link) lies in no data
+ * directory, so `pullDestination`, walking up from the folder, let a pull write HQ's older copy over
+ * the live tables (cli/hq-pull-into-moved-warehouse.test.ts). Compared where both lead. A marker
+ * that cannot be read, of another PC, or naming a folder that is no data directory now, says
+ * nothing here (the pull reports HQ's own failures).
+ */
+async function refuseSendersWarehouse(dest: string, target: SyncTarget, site: string): Promise<void> {
+  let marker: Awaited<ReturnType<typeof readMarker>>;
+  try {
+    marker = await readMarker(target, site);
+  } catch {
+    return;
+  }
+  if (marker === undefined || marker.host !== hostname() || siteDataDirOf(marker.dataDir)?.where !== 'itself') return;
+  const warehouse = realFolder(join(marker.dataDir, 'warehouse'));
+  const out = realFolder(dest);
+  if (!within(out, warehouse)) return;
+  const what = out === warehouse ? 'the warehouse' : 'inside the warehouse';
+  throw usageError(
+    `option '--out': ${dest} is ${what} of the site data directory ${marker.dataDir} (its warehouse leads to ${warehouse}), which holds the site's live tables; a pull would write HQ's copy over the site's own files; pull into a warehouse outside it`,
+  );
 }
 
 /**

@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
-import { isSyncError } from '../errors.ts';
+import { isSyncError, SyncError } from '../errors.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
 import type { SyncTarget } from '../targets/target.ts';
 import type { ProgramDataFormat } from '../hq-data-format.ts';
@@ -168,6 +168,8 @@ export function syncStatusLines(s: SyncStatus): string[] {
     `last success:     ${s.lastSuccessMs === null ? 'never' : new Date(s.lastSuccessMs).toISOString()}`,
     ...(s.current ? [`sending:          ${s.current.file} ${s.current.bytes}/${s.current.total}`] : []),
     ...(s.lastError ? [`last error:       ${s.lastError}`] : []),
+    // Tags deleted on the site while their upload waited: dropped, not owed to HQ (the last day).
+    ...(s.dropped ?? []).map((d) => `dropped:          ${d.unit} at ${new Date(d.atMs).toISOString()}: ${d.why}`),
   ];
 }
 
@@ -431,6 +433,16 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
         await out.line(`note: ${join(data, 'restore-note.json')}`);
       }
       await out.end();
+      // As `hq pull`: the site is restored without its damaged tags, named here as corruption,
+      // exit 4 — never left out silently (the note's `damagedTags` lists them too).
+      const damaged = note.damagedTags ?? [];
+      if (damaged.length > 0) {
+        const n = damaged.length;
+        throw new SyncError(
+          'Verification',
+          `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not restored (the rest of the site is): ${damaged.map((d) => `${d.tag}: ${d.error}`).join('; ')}; the restored site is usable without ${n === 1 ? 'it' : 'them'}`,
+        );
+      }
       return EXIT.ok;
     } finally {
       await target.close();

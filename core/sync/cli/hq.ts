@@ -303,7 +303,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     // Asked for: the usage on stdout, exit 0. Missing or unknown: on stderr, exit 2.
     const asked = sub === 'help' || (sub === undefined && rest.some((x) => x === '--help' || x === '-h'));
     const w = new LineWriter(asked ? io.stdout : io.stderr);
-    if (sub === undefined || !asked) await w.line(commandProblem('hq', argv, sub, HQ_GROUP_FLAGS, SUBS));
+    if (!asked) await w.line(commandProblem('hq', argv, sub, HQ_GROUP_FLAGS, SUBS));
     await w.lines(['usage:', ...hqUsage]);
     await w.end().catch(() => undefined);
     return asked ? EXIT.ok : EXIT.usage;

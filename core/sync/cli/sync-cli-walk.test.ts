@@ -122,6 +122,12 @@ describe('a subcommand after the flags', () => {
     ] as const) {
       const r = await runCli(runHq, [...args]);
       expect([r.code, r.err], args.join(' ')).toEqual([code, expect.stringMatching(err)]);
+      // Asked for, the usage alone: "hq needs a command" led it, as if the request were an error.
+      if (code === 0) expect(r.out, args.join(' ')).toMatch(/^usage:\n/);
+    }
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const r = await runCli(runHq, args);
+      expect([r.code, r.out.split('\n')[0], r.err], args.join(' ')).toEqual([0, 'usage:', '']);
     }
   });
 });

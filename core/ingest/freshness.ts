@@ -132,6 +132,20 @@ export class Freshness {
     return this.pendingEvents > 0 && nowMs - this.pendingSince(nowMs)! >= this.budget.budgetMs / 2;
   }
 
+  /** Whether the table was last seen over its budget: a breach episode goes on. */
+  get inBreachEpisode(): boolean {
+    return this.inBreach;
+  }
+
+  /**
+   * The stopped Ingestor this one replaces (a resume in place) last saw the table over its budget:
+   * its episode goes on here, so a table still over its budget at the resume is not counted a
+   * second breach for the same wait (its events held behind a gap, or journaled while stopped).
+   */
+  continueBreachEpisode(): void {
+    this.inBreach = true;
+  }
+
   /** Counts a breach when the oldest invisible event is older than the budget (once per episode). */
   observe(nowMs: number): void {
     const over = this.ageMs(nowMs) > this.budget.budgetMs;

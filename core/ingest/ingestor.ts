@@ -318,8 +318,19 @@ export interface IngestorCarry {
   readonly counters: IngestorCounters;
   /** Every journal position up to here went through its counters (processed whole before it stopped). */
   readonly countedThrough: bigint;
-  /** Per table, its budget breaches and commits. */
-  readonly tables: ReadonlyMap<string, { breaches: number; commits: number }>;
+  /**
+   * Of those, the events it held behind a gap when it stopped: counted nowhere yet (an event counts
+   * at its release), so the new Ingestor counts them when it releases them. The others at or below
+   * `countedThrough` it counted, a run a gap skip released among them (the skip's commit may have
+   * failed, and the new Ingestor hold and release the run again).
+   */
+  readonly held: ReadonlySet<bigint>;
+  /** The seqs its gap skips gave up on, per stream key (counted in `skippedSeqs`): a skip of them again is not counted again. */
+  readonly skipped: ReadonlyMap<string, readonly { from: number; to: number }[]>;
+  /** Each stream's newest event it saw (`streamActivity`; monotonic times of the same process). */
+  readonly lastEvents: ReadonlyMap<string, { atMs: number; elapsedMs: number; seq: number; tsMs: number }>;
+  /** Per table, its budget breaches and commits, and whether it was last seen over its budget (the episode goes on). */
+  readonly tables: ReadonlyMap<string, { breaches: number; commits: number; inBreach: boolean }>;
 }
 
 export interface IngestorCounters {
@@ -429,6 +440,21 @@ export class Ingestor {
   private failedInProcess: bigint | undefined;
   /** The counters /metrics shows; after a resume in place, the stopped Ingestor's object (`carried`). */
   private c: IngestorCounters = newCounters();
+  /** While the journal is read at a resume in place: the counters that count (`c` may be the sink of events counted before). */
+  private readCounting: IngestorCounters | undefined;
+  /** Where the counts of events the stopped Ingestor counted already go (a resume in place), once made. */
+  private uncountedSink: IngestorCounters | undefined;
+  /**
+   * The seqs given up on before this open, per stream key, counted in `skippedSeqs` then: dead_letters'
+   * committed ranges, and the stopped Ingestor's (a resume in place). A skip here gives up on them
+   * again when a table's snapshot lacks the run the skip had released (the restored sequencer holds
+   * it again); they are not counted again. Undefined when there are none.
+   */
+  private skippedBefore: Map<string, { from: number; to: number }[]> | undefined;
+  /** The journal position whose release is under way; left set when it threw (`carryOver`: not counted). */
+  private releasing: bigint | undefined;
+  /** How many of the bindings the last `applyBindings` skipped, as their table holds the event already. */
+  private bindingsCovered = 0;
   /** Letters a purge deleted since dead_letters' writer was last asked for a full compaction (PURGE_FULL_COMPACTION_SHARE). */
   private purgedSinceFull = 0;
 
@@ -517,6 +543,12 @@ export class Ingestor {
     try {
       for (const def of defs.values()) this.openTarget(def, budgets.get(def.name)!);
       this.deadLetters = this.targets.get(DEAD_LETTERS_TABLE_NAME)!;
+      // A resume in place: the streams' newest events the stopped Ingestor saw (its read below
+      // adds what it journaled while stopped). Not counted: nothing in the carry is.
+      for (const [k, v] of o.carried?.lastEvents ?? []) {
+        const { module, stream } = splitStreamKey(k);
+        this.lastEvents.set(this.streamKeyOf(module, stream), { ...v });
+      }
       this.recover(sliced);
       if (o.carried && !sliced) this.takeCarried(o.carried);
     } catch (e) {
@@ -572,6 +604,7 @@ export class Ingestor {
       snapshotId: latest?.id ?? null,
       freshness: new Freshness(budget, latest ? latest.timeMillis : null),
     });
+    if (this.o.carried?.tables.get(def.name)?.inBreach === true) this.targets.get(def.name)!.freshness.continueBreachEpisode();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -595,6 +628,12 @@ export class Ingestor {
     const skipped = this.deadLetters.snapshotId === null ? undefined : readSkipped(this.deadLetters.table.committedProperties());
     if (skipped !== undefined && skipped.bad.length > 0) {
       this.o.onWarning?.(`ingest: table ${this.deadLetters.table.name}: snapshot properties ${skipped.bad.join(', ')} do not read as skipped ranges (from-to@ms,…); late events of those gaps are dropped as duplicates`);
+    }
+    for (const [k, ranges] of [...(skipped?.ranges ?? []), ...(this.o.carried?.skipped ?? [])]) {
+      if (ranges.length === 0) continue;
+      const into = (this.skippedBefore ??= new Map()).get(k);
+      if (into === undefined) this.skippedBefore.set(k, ranges.map((r) => ({ from: r.from, to: r.to })));
+      else into.push(...ranges.map((r) => ({ from: r.from, to: r.to })));
     }
     for (const k of known) {
       const { module, stream } = splitStreamKey(k);
@@ -661,8 +700,9 @@ export class Ingestor {
     // A resume in place: the events the stopped Ingestor went through are counted there already
     // (in its counters, which this one takes over once open), so their second pass counts nowhere.
     const counting = this.c;
-    const uncounted = this.o.carried === undefined ? undefined : newCounters();
+    const uncounted = this.o.carried === undefined ? undefined : (this.uncountedSink ??= newCounters());
     const countedThrough = this.o.carried?.countedThrough ?? 0n;
+    this.readCounting = counting;
     const batch = ms === Infinity ? Number.MAX_SAFE_INTEGER : JOURNAL_READ_BATCH;
     try {
       for (;;) {
@@ -679,6 +719,7 @@ export class Ingestor {
     } finally {
       this.recovering = false;
       this.c = counting;
+      this.readCounting = undefined;
     }
   }
 
@@ -797,6 +838,29 @@ export class Ingestor {
     return seq !== undefined && seq.seq <= (t.recovered.hwm.get(seq.key) ?? 0);
   }
 
+  /** True when every table the event can change (its bindings' and dead_letters) holds it already. */
+  private coveredEverywhere(entry: Entry, bindings: readonly Binding[], seq: { key: string; seq: number }): boolean {
+    if (!this.covered(this.deadLetters, entry, seq)) return false;
+    return bindings.every((b) => this.covered(this.targets.get(b.table)!, entry, seq));
+  }
+
+  /** How many of the seqs from..to a skip gave up on before this open (`skippedBefore`). */
+  private skippedAgain(module: string, stream: string, from: number, to: number): number {
+    const ranges = this.skippedBefore?.get(streamKey(module, stream));
+    if (ranges === undefined) return 0;
+    // The ranges may overlap (dead_letters' and the stopped Ingestor's): count each seq once.
+    let n = 0;
+    let at = from;
+    for (const r of [...ranges].sort((a, b) => a.from - b.from)) {
+      const lo = Math.max(r.from, at);
+      const hi = Math.min(r.to, to);
+      if (lo > hi) continue;
+      n += hi - lo + 1;
+      at = hi + 1;
+    }
+    return n;
+  }
+
   // ------------------------------------------------------------------------------------------
   // Accepting events.
 
@@ -843,6 +907,12 @@ export class Ingestor {
   private unapplied(entry: Entry, parsed: ParseResult | undefined): void {
     const p = parsed ?? parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site });
     const bindings = p.ok && checkEnvelopeContract(this.o.contracts, p.envelope).ok ? bindingsFor(this.o.bindings, entry.topic) : [];
+    // Its module is there: a stream the Ingestor knows shows the event (else every stream still
+    // sending read as silent while ingest was stopped, and after the resume in place).
+    if (p.ok && bindings.length > 0) {
+      const key = this.streamKeys.get(p.envelope.source.module)?.get(p.envelope.source.stream);
+      if (key !== undefined) this.noteEvent(key, entry, p.envelope.source.seq, p.envelope.ts_ms);
+    }
     if (bindings.length === 0) return this.deadLetters.freshness.noteUnapplied(entry.receivedElapsedMs);
     for (const b of bindings) this.targets.get(b.table)!.freshness.noteUnapplied(entry.receivedElapsedMs);
   }
@@ -865,16 +935,11 @@ export class Ingestor {
     const beyond = this.beyondStreamLimit(module, stream, bindings);
     if (beyond !== undefined) return this.deadLetter(entry, beyond, undefined, bindings.map(bindingName));
     const key = this.streamKeyOf(module, stream);
-    const last = this.lastEvents.get(key);
-    // Its newest event: a refused envelope's ts_ms may not be a time (its clock is not shown).
-    const tsMs = env ? env.ts_ms : (last?.tsMs ?? entry.receivedAtMs);
-    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, elapsedMs: entry.receivedElapsedMs, seq, tsMs });
-    else if (entry.receivedElapsedMs >= last.elapsedMs) {
-      last.atMs = entry.receivedAtMs;
-      last.elapsedMs = entry.receivedElapsedMs;
-      last.seq = seq;
-      last.tsMs = tsMs;
-    }
+    // Its newest event. Not from the journal's read at a start: that event came before this open
+    // (a restart after a held event reads everything after it again, and its streams showed a
+    // stream_silent alarm at once after a long stop, the others not); a resume in place reads what
+    // the stopped Ingestor took since the site started, so there it counts.
+    if (!this.recovering || this.o.carried !== undefined) this.noteEvent(key, entry, seq, env?.ts_ms);
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
     // Held, the event costs its payload (and the parse of it): the byte bound counts the payload.
     const offer = this.sequencer.offer(module, stream, seq, item, entry.payload.length);
@@ -891,7 +956,11 @@ export class Ingestor {
       return this.deadLetter(entry, why, undefined, null, seq);
     }
     if (offer.kind === 'duplicate') {
-      this.c.duplicates++;
+      // The journal's read at a restart goes through events every table holds already (after the
+      // oldest held event, the tables' position stays before it): those were counted by the run
+      // that took them; a module's resend journaled since (a seq some table lacks) counts. A
+      // resume in place counts by position instead (`countedThrough`).
+      if (!this.recovering || this.o.carried !== undefined || !this.coveredEverywhere(entry, bindings, { key, seq })) this.c.duplicates++;
       // Not while the journal is replayed at open: those events arrived before (their times are old).
       if (!this.recovering) this.duplicateWatch.duplicate(module, stream, seq, this.sequencer.issued(module, stream), this.monotonic(), this.clock());
       return;
@@ -926,6 +995,19 @@ export class Ingestor {
     }
   }
 
+  /** The stream's newest event (`streamActivity`); `tsMs` undefined: a refused envelope's, whose ts_ms may not be a time. */
+  private noteEvent(key: string, entry: Entry, seq: number, envTsMs: number | undefined): void {
+    const last = this.lastEvents.get(key);
+    const tsMs = envTsMs ?? last?.tsMs ?? entry.receivedAtMs;
+    if (last === undefined) this.lastEvents.set(key, { atMs: entry.receivedAtMs, elapsedMs: entry.receivedElapsedMs, seq, tsMs });
+    else if (entry.receivedElapsedMs >= last.elapsedMs) {
+      last.atMs = entry.receivedAtMs;
+      last.elapsedMs = entry.receivedElapsedMs;
+      last.seq = seq;
+      last.tsMs = tsMs;
+    }
+  }
+
   /**
    * A held event counts toward the age of the tables it is for from its receive time: received,
    * and not visible there. (Counted nowhere, work_queue showed "within budget" while a job update
@@ -948,12 +1030,35 @@ export class Ingestor {
     for (const b of item.bindings) this.targets.get(b.table)!.freshness.unhold(p);
   }
 
-  /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
+  /**
+   * An event whose turn came. After a resume in place, one the stopped Ingestor went through
+   * (at or below `countedThrough`) counts only if it held it when it stopped (an event counts at
+   * its release): the others it counted, a run its gap skip released among them, which the new
+   * Ingestor holds and releases again when the skip's commit failed.
+   */
   private release(r: Ready<Item>): void {
+    const carried = this.o.carried;
+    if (carried === undefined || r.item.entry.position > carried.countedThrough) return this.releaseOne(r);
+    const c = this.c;
+    this.c = carried.held.has(r.item.entry.position) ? (this.readCounting ?? c) : (this.uncountedSink ??= newCounters());
+    try {
+      this.releaseOne(r);
+    } finally {
+      this.c = c;
+    }
+  }
+
+  /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
+  private releaseOne(r: Ready<Item>): void {
     const { entry, envelope, refusal, bindings } = r.item;
+    this.releasing = entry.position;
     if (this.heldPositions.delete(entry.position)) this.unhold(r.item);
     const seq = { key: r.item.key, seq: r.seq };
-    if (refusal) return this.deadLetter(entry, refusal, seq, null);
+    if (refusal) {
+      this.deadLetter(entry, refusal, seq, null);
+      this.releasing = undefined;
+      return;
+    }
     // An open letter of this event (refused whole before): closed if every bound table takes it
     // now; a table that holds the event already (covered) skips it, and the letter stays open.
     // The letter is at this position, or at the one the event had before the reorder buffer
@@ -970,9 +1075,12 @@ export class Ingestor {
     }
     const closes = letter !== undefined && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
     const failures = this.applyBindings(entry, envelope!, bindings, seq);
+    this.releasing = undefined;
     if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
     else {
-      this.c.applied++;
+      // Not when every table holds it already: applied (and counted) before — a run a gap skip had
+      // released and committed, held again at a restart since dead_letters' snapshot was older.
+      if (this.bindingsCovered < bindings.length) this.c.applied++;
       if (closes) {
         if (this.recovering) this.lettersApplied.push(letter!);
         else this.closeLetters([letter!]);
@@ -1012,9 +1120,13 @@ export class Ingestor {
     seq: { key: string; seq: number } | undefined,
   ): { binding: string; refusal: Refusal }[] {
     const failures: { binding: string; refusal: Refusal }[] = [];
+    this.bindingsCovered = 0;
     for (const b of bindings) {
       const t = this.targets.get(b.table)!;
-      if (seq && this.covered(t, entry, seq)) continue;
+      if (seq && this.covered(t, entry, seq)) {
+        this.bindingsCovered++;
+        continue;
+      }
       const r = this.bindingRecords(b, envelope, t);
       if (!Array.isArray(r)) {
         failures.push({ binding: bindingName(b), refusal: r });
@@ -1055,8 +1167,9 @@ export class Ingestor {
 
   /** `letterSeq`: the seq a letter of an event not sequenced here shows (a late one's). */
   private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null, letterSeq?: number): void {
-    this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
     const t = this.deadLetters;
+    // A letter dead_letters holds already was counted by the run that wrote it (the journal's read
+    // at a restart goes through it again when the tables' position stayed before a held event).
     if (this.covered(t, entry, seq)) return;
     // An unsequenced event (no seq to compare) after the committed position may still be in the
     // snapshot when the position was held back by the reorder buffer: the key decides.
@@ -1079,6 +1192,8 @@ export class Ingestor {
       dismissed: null,
     };
     this.writeDeadLetter(d, entry.receivedElapsedMs);
+    // Counted once written: a write that throws stops ingest, and the reopen reads the event again.
+    this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
     this.openDeadLetters++;
     if (this.letterListener !== undefined) this.lettersToAnnounce.add(d.position);
   }
@@ -1285,7 +1400,7 @@ export class Ingestor {
       for (const a of this.sequencer.tick(at.wallMs)) {
         if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
         else {
-          this.c.skippedSeqs += a.to - a.from + 1;
+          this.c.skippedSeqs += a.to - a.from + 1 - this.skippedAgain(a.module, a.stream, a.from, a.to);
           this.o.onWarning?.(`ingest: gave up waiting for ${a.module}/${a.stream} seq ${a.from}..${a.to}; skipped (later events repair the rows)`);
           for (const r of a.ready) this.release(r);
           for (const t of this.affected(a.module, a.stream)) skippedTables.add(t);
@@ -1871,9 +1986,20 @@ export class Ingestor {
    */
   carryOver(): IngestorCarry {
     if (!this.failed) throw new Error('ingestor is running: only one that stopped (failure()) hands over its counters');
-    const tables = new Map<string, { breaches: number; commits: number }>();
-    for (const t of this.targets.values()) tables.set(t.name, { breaches: t.freshness.breaches, commits: t.freshness.commits });
-    return { counters: this.c, countedThrough: this.failedInProcess !== undefined ? this.failedInProcess - 1n : this.lastProcessed, tables };
+    const tables = new Map<string, { breaches: number; commits: number; inBreach: boolean }>();
+    for (const t of this.targets.values()) tables.set(t.name, { breaches: t.freshness.breaches, commits: t.freshness.commits, inBreach: t.freshness.inBreachEpisode });
+    // Held when it stopped, so not counted: those in the reorder buffer, and one whose release threw.
+    const held = new Set(this.heldPositions);
+    if (this.releasing !== undefined) held.add(this.releasing);
+    const skipped = new Map<string, { from: number; to: number }[]>();
+    for (const s of this.sequencer.skippedStreams()) skipped.set(streamKey(s.module, s.stream), s.ranges.map((r) => ({ from: r.from, to: r.to })));
+    for (const [k, ranges] of this.skippedBefore ?? []) skipped.set(k, [...(skipped.get(k) ?? []), ...ranges]);
+    // The event whose processing failed is counted again by the new Ingestor, unless what threw was
+    // the release of a held event after it: its own release (the first of its run) was counted.
+    const p = this.failedInProcess;
+    const countedThrough = p === undefined ? this.lastProcessed : this.releasing !== undefined && this.releasing !== p ? p : p - 1n;
+    const lastEvents = new Map([...this.lastEvents].map(([k, v]) => [k, { ...v }]));
+    return { counters: this.c, countedThrough, held, skipped, lastEvents, tables };
   }
 
   /** The open succeeded: the stopped Ingestor's counts go on here (option `carried`). */

@@ -369,7 +369,9 @@ export class Inbox {
 
   /**
    * A new `decisionEvidenceRetentionMs` for the decisions made from now on (a site's config
-   * reload); the tags of earlier decisions keep the retention they were made with.
+   * reload); the tags of earlier decisions keep the retention they were made with, except a
+   * deferral's `decision-` tag, which the proposal's later decision renews (or makes anew) at the
+   * retention then in force (`renewEvidence`).
    */
   setDecisionEvidenceRetention(ms: number): void {
     this.decisionEvidence = checkedDecisionEvidenceMs(ms);
@@ -899,8 +901,8 @@ export class Inbox {
    * commit and the tags left a decision that stands after the restart (its log entries rebuilt,
    * log-recovery.ts) and nothing that tags it then — the run tag, no longer renewed once the
    * proposal is decided, expired within days, the checked snapshot within the hour. A stop before
-   * the commit leaves tags of a decision not made: kept for nothing until they expire, and taken
-   * as they are by the decision made instead (decision-tags-crash.test.ts).
+   * the commit leaves tags of a decision not made: kept for nothing until they expire, and renewed
+   * (or made anew) by the decision made instead, as a deferral's (decision-tags-crash.test.ts).
    */
   private keepEvidence(p: Proposal): void {
     const name = decisionTagName(p.id);

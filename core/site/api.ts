@@ -329,6 +329,29 @@ export interface SyncStatus {
   problems?: string[];
   /** The last failure's message (a closed line, a refused key, a full disk at HQ). */
   lastError: string | null;
+  /**
+   * Tags dropped rather than sent to HQ in the last day, oldest first (core/sync's
+   * `SyncStatus.dropped`): no health problem, nothing is owed to HQ for them, but an analyst at HQ
+   * will not find them. Absent from an older site's answer: none.
+   */
+  dropped?: SyncDropped[];
+}
+
+/**
+ * Why a tag never reached HQ: `deleted` — it was deleted on the site (by an operator, by its
+ * retention, with its table) while its upload waited. A newer site may add kinds.
+ */
+export type SyncDropKind = 'deleted';
+
+/** A tag's upload dropped, not sent (`SyncStatus.dropped`). */
+export interface SyncDropped {
+  table: string;
+  tag: string;
+  kind: SyncDropKind;
+  /** When the site dropped it (epoch ms). */
+  atMs: number;
+  /** The engine's English sentence (`tilstand status`, `sync status`); the UIs word `kind`. */
+  why: string;
 }
 
 /**

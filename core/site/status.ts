@@ -19,7 +19,7 @@ import { shownTarget, targetDescription } from '../sync/targets/open.ts';
 import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import { damageIn } from '../sync/cli/common.ts';
-import type { AgentRuleView, AgentStatus, StreamView, SyncStatus } from './api.ts';
+import type { AgentRuleView, AgentStatus, StreamView, SyncDropped, SyncStatus } from './api.ts';
 
 export interface TableState {
   table: string;
@@ -195,9 +195,11 @@ export function restoreWaiting(data: string): string[] | null {
 /**
  * The site API's SyncStatus with why it is not healthy: core/sync's `problems`, most pressing
  * first (the first is the `sync_stalled` alarm's params.reason), empty when healthy or when an
- * older engine gave none. The UIs word each case from it; `lastError` is English.
+ * older engine gave none. The UIs word each case from it; `lastError` is English. And the tags
+ * dropped rather than sent in the last day (core/sync's `dropped`: table, tag, when, and why as a
+ * kind the UIs word, with the engine's English `why`), empty when none or from an older engine.
  */
-export type SyncView = SyncStatus & { problems: SyncProblem[] };
+export type SyncView = SyncStatus & { problems: SyncProblem[]; dropped: SyncDropped[] };
 
 /** A sync engine's status as the site shows it (the UI's Sync screen and header, `tilstand status`). */
 export function syncView(target: string, windowMs: number, s: EngineSyncStatus): SyncView {
@@ -218,6 +220,8 @@ export function syncView(target: string, windowMs: number, s: EngineSyncStatus):
     // healthy (another process sends), and a view saying both would contradict itself.
     problems: s.healthy ? [] : [...(s.problems ?? [])],
     lastError: s.lastError,
+    // Not a problem (nothing is owed to HQ for them), so shown healthy or not.
+    dropped: (s.dropped ?? []).map((d) => ({ table: d.table, tag: d.tag, kind: d.kind, atMs: d.atMs, why: d.why })),
   };
 }
 
@@ -503,6 +507,8 @@ export function formatStatus(s: SiteStatus): string[] {
     // Why, in words: "STALLED" beside "online" read as a line problem to whoever HQ refused.
     const why = y.problems && y.problems.length > 0 ? ` (${y.problems.map((p) => syncProblemText(p)).join('; ')})` : '';
     lines.push(`sync: to ${target}, ${y.online ? 'online' : 'OFFLINE'}${y.healthy ? '' : `, STALLED${why}`}, ${y.pendingItems} step${y.pendingItems === 1 ? '' : 's'} pending${waited}, last success ${last}${y.lastError ? `; last error: ${y.lastError}` : ''}`);
+    // Tags dropped rather than sent (the last day): an analyst at HQ looks for them in vain.
+    for (const d of y.dropped ?? []) lines.push(`  ${d.why} (at ${new Date(d.atMs).toISOString()})`);
   }
   if (s.restoreWaiting) {
     lines.push(`restore: not heard from since the restore: ${s.restoreWaiting.join(', ')} (${s.running ? 'asked every 30 s to resend what came after the restored state' : 'the site asks them once it runs'}; a module needs its new broker password to connect)`);

@@ -168,8 +168,23 @@ export interface SyncStatus {
    * on the site (by an operator, by its retention) while its upload waited. No problem for health:
    * nothing is owed to HQ for it. Absent from an older engine's answer.
    */
-  dropped?: DroppedUnit[];
+  dropped?: DroppedTag[];
 }
+
+/**
+ * A unit dropped as `SyncStatus.dropped` gives it: the outbox's record (`why` in English, for
+ * `sync status`) and what it was as values, for the UIs to word (core/site's SyncView, the floor
+ * UI's Sync screen): the table and tag of its unit (`tag:<table>:<tag>`) and `kind` — `deleted`:
+ * the tag was deleted on the site (by an operator, by its retention, with its table) before it
+ * reached HQ, the one kind there is (`dropDeletedTag`).
+ */
+export interface DroppedTag extends DroppedUnit {
+  table: string;
+  tag: string;
+  kind: DropKind;
+}
+
+export type DropKind = 'deleted';
 
 /** How long `sync status` shows a unit dropped (`SyncStatus.dropped`). */
 export const DROPPED_SHOWN_MS = 24 * 3_600_000;
@@ -1741,6 +1756,11 @@ export function statusOf(outbox: Outbox, nowMs: number, windowMs: number, curren
     problems,
     // All: a file or table left out of planning must not hide why the planned steps wait (HQ down).
     lastError: errors.length === 0 ? null : errors.join('; '),
-    dropped: outbox.dropped().filter((d) => nowMs - d.atMs < DROPPED_SHOWN_MS),
+    dropped: outbox.dropped().flatMap((d): DroppedTag[] => {
+      if (nowMs - d.atMs >= DROPPED_SHOWN_MS) return [];
+      // Every record is a tag's unit (dropDeletedTag): its table and tag as values, not the English `why`.
+      const [kind, table, tag] = splitUnit(d.unit);
+      return kind === 'tag' && table !== undefined && tag !== undefined ? [{ ...d, table, tag, kind: 'deleted' }] : [];
+    }),
   };
 }

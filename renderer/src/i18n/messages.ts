@@ -289,6 +289,11 @@ const en = {
   'sync.lastSuccess': 'Last success',
   'sync.oldest': 'Oldest unsent step has waited',
   'sync.current': 'Sending {file}',
+  // Tags dropped rather than sent (core/site syncView `dropped`, the last day): no health problem, but HQ will not have them.
+  'sync.dropped.title': 'Not sent to headquarters',
+  'sync.dropped.deleted': 'Tag {tag} of table {table} was deleted on the site before it reached headquarters, so it was not sent (dropped {when}). Headquarters will not have it.',
+  // A kind a newer site gives: the site's own sentence (English) after it.
+  'sync.dropped.other': 'Tag {tag} of table {table} was not sent to headquarters (dropped {when}): {why}',
   'dead.reason': 'Reason',
   'dead.why.too_large': 'too large',
   'dead.why.bad_json': 'not JSON',
@@ -817,6 +822,9 @@ const nb: Messages = {
   'sync.lastSuccess': 'Siste vellykkede',
   'sync.oldest': 'Eldste usendte steg har ventet',
   'sync.current': 'Sender {file}',
+  'sync.dropped.title': 'Ikke sendt til hovedkontoret',
+  'sync.dropped.deleted': 'Merket {tag} i tabellen {table} ble slettet på anlegget før det nådde hovedkontoret, så det ble ikke sendt (forkastet {when}). Hovedkontoret vil ikke ha det.',
+  'sync.dropped.other': 'Merket {tag} i tabellen {table} ble ikke sendt til hovedkontoret (forkastet {when}): {why}',
   'dead.reason': 'Årsak',
   'dead.why.too_large': 'for stor',
   'dead.why.bad_json': 'ikke JSON',
@@ -1318,6 +1326,9 @@ const de: Messages = {
   'sync.lastSuccess': 'Letzter Erfolg',
   'sync.oldest': 'Ältester ungesendeter Schritt wartet seit',
   'sync.current': 'Sende {file}',
+  'sync.dropped.title': 'Nicht an die Zentrale gesendet',
+  'sync.dropped.deleted': 'Tag {tag} der Tabelle {table} wurde am Standort gelöscht, bevor er die Zentrale erreichte, und deshalb nicht gesendet (verworfen {when}). Die Zentrale wird ihn nicht haben.',
+  'sync.dropped.other': 'Tag {tag} der Tabelle {table} wurde nicht an die Zentrale gesendet (verworfen {when}): {why}',
   'dead.reason': 'Grund',
   'dead.why.too_large': 'zu groß',
   'dead.why.bad_json': 'kein JSON',
@@ -1933,6 +1944,15 @@ function syncStallKey(reason: string | number | undefined): MessageKey {
 /** The Sync screen's sentence for why sync is not healthy (the view's first problem, core/site syncView); undefined for one it words no better than the last error. */
 export function syncReasonKey(reason: string | number | undefined): MessageKey | undefined {
   return reason === 'refused' || reason === 'gone' || reason === 'credentials' || reason === 'step' || reason === 'waiting' || reason === 'planning' ? `sync.reason.${reason}` : undefined;
+}
+
+/**
+ * The Sync screen's sentence for a tag dropped rather than sent (core/site syncView `dropped`,
+ * api.ts SyncDropKind): `deleted` worded; a kind of a newer site by the generic sentence, which
+ * carries the site's own English reason.
+ */
+export function syncDroppedKey(kind: string): MessageKey {
+  return kind === 'deleted' ? 'sync.dropped.deleted' : 'sync.dropped.other';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useApp, useT } from '../context.tsx';
 import { syncProblems } from '../components/SyncChip.tsx';
-import { formatBytes, formatDuration, formatNumber, formatTime, pluralKey, syncReasonKey } from '../i18n/messages.ts';
+import { formatBytes, formatDuration, formatNumber, formatTime, pluralKey, syncDroppedKey, syncReasonKey } from '../i18n/messages.ts';
 
 export function Sync() {
   const t = useT();
@@ -45,6 +45,18 @@ export function Sync() {
         <p className="sync-error">
           {t('sync.lastError')}: <code>{sync.lastError}</code>
         </p>
+      )}
+      {/* Tags dropped rather than sent (the last day): no health problem, but HQ will not have them. Absent from an older site: none. */}
+      {sync.dropped && sync.dropped.length > 0 && (
+        <section className="sync-dropped">
+          <h3>{t('sync.dropped.title')}</h3>
+          <ul>
+            {sync.dropped.map((d, i) => (
+              // A tag made again and dropped again is listed twice: the index keeps the keys apart.
+              <li key={`${i}\u0000${d.table}\u0000${d.tag}`}>{t(syncDroppedKey(d.kind), { tag: d.tag, table: d.table, when: formatTime(lang, d.atMs), why: d.why })}</li>
+            ))}
+          </ul>
+        </section>
       )}
       {sync.current && (
         <label>

@@ -196,6 +196,34 @@ describe('events held behind a gap when ingest stops', () => {
     expect(counters(j)).toMatchObject({ events_accepted_total: 4, events_applied_total: 4 });
   });
 
+  it('a binding refusal whose dead letter fails on the disk while a held run is released: the letter counted once after the resume, the event that released the run not counted again', async () => {
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1));
+    await i.accept(topic('inventory', 'stock'), inv(3)); // held
+    await i.accept(topic('inventory', 'stock'), inv(4)); // held
+    i.commitAll();
+    // Stock refuses seq 3's row (a binding failure: a dead letter), and dead_letters' write of
+    // that letter fails on the disk: seq 2 was applied (and counted), 3 and 4 not.
+    let failing = true;
+    const real = TableWriter.prototype.writeRecord;
+    vi.spyOn(TableWriter.prototype, 'writeRecord').mockImplementation(function (this: TableWriter, ...args: Parameters<TableWriter['writeRecord']>) {
+      const row = args[0] as Record<string, unknown>;
+      const table = (this as unknown as { table: { name: string } }).table.name;
+      if (row.item === 'A-3' && table.endsWith('.stock')) throw new Error('refused: injected');
+      if (failing && table.endsWith('.dead_letters')) throw new LsmError('IOError', 'ENOSPC: injected');
+      return real.apply(this, args);
+    });
+    await i.accept(topic('inventory', 'stock'), inv(2));
+    expect(i.failure()?.message).toMatch(/ENOSPC: injected/);
+    expect(counters(i)).toMatchObject({ events_accepted_total: 4, events_applied_total: 2 });
+    expect(counter(i, 'events_rejected_total{reason="unfit_for_table"}')).toBe(0);
+    failing = false;
+    const j = await resumeInPlace(i);
+    expect(j.health()).toMatchObject({ failure: null, heldEvents: 0 });
+    expect(counter(j, 'dead_letters_open')).toBe(1);
+    expect(counters(j)).toMatchObject({ events_accepted_total: 4, events_applied_total: 3, 'events_rejected_total{reason="unfit_for_table"}': 1 });
+  });
+
   it('a restart with events held: the journal read again counts no duplicates or refusals it counted before, and the held ones once released', async () => {
     const i = start();
     await i.accept(topic('inventory', 'stock'), inv(1));
@@ -246,6 +274,97 @@ describe('a gap skip across a restart', () => {
     // 3 and 4 are written to stock by this run (it lacks them): applied here; the skip was counted before.
     expect(counter(j, 'seq_skipped_total')).toBe(0);
     expect(counter(j, 'events_applied_total')).toBe(2);
+  });
+
+  it('resumes in place one after another: each skipped range is remembered once, not once more at every resume', async () => {
+    const fault = faultyStock();
+    let i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1));
+    await i.accept(topic('inventory', 'stock'), inv(3));
+    now += 10_000;
+    i.tick(); // seq 2 given up on, committed everywhere
+    i.commitAll();
+    const remembered = (x: Ingestor) => (x as unknown as { skippedBefore?: Map<string, unknown[]> }).skippedBefore?.get('inventory/stock')?.length ?? 0;
+    for (let n = 0; n < 5; n++) {
+      fault.on = true;
+      await i.accept(topic('inventory', 'stock'), inv(4 + n));
+      now += 1_000;
+      expect(() => i.commitAll()).toThrow(/EIO: injected/);
+      fault.on = false;
+      i = await resumeInPlace(i);
+      // dead_letters' range, the stopped one's sequencer's (restored from it) and its own list:
+      // the same range, kept once (it grew by two at every resume, and was sorted at every skip).
+      expect(remembered(i)).toBe(1);
+    }
+    expect(counters(i)).toMatchObject({ events_accepted_total: 7, events_applied_total: 7, seq_skipped_total: 1 });
+  });
+});
+
+describe('counters at a start without a carry', () => {
+  const jobs = (seq: number) =>
+    Buffer.from(JSON.stringify({ op: 'u', before: null, after: { job_id: `J-${seq}`, status: 'released', capability: 'forklift', priority: 5 }, source: { module: 'operations', stream: 'jobs', seq }, ts_ms: T0, contract: { name: 'operations.jobs', version: 1 } }));
+  const badInv = (seq: number) => ev('inventory', 'stock', seq, { item: `A-${seq}`, location: 'L1', qty: 'many' }, 'inventory.stock');
+
+  it('a first start counts every event: applied, duplicate, each refusal', async () => {
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1));
+    await i.accept(topic('inventory', 'stock'), inv(2));
+    await i.accept(topic('inventory', 'stock'), inv(2));
+    await i.accept(topic('inventory', 'stock'), badInv(3));
+    await i.accept(topic('inventory', 'stock'), Buffer.from('{not json'));
+    await i.accept(topic('operations', 'jobs'), jobs(1));
+    i.commitAll();
+    expect(counters(i)).toMatchObject({
+      events_accepted_total: 6,
+      events_applied_total: 3,
+      events_duplicate_total: 1,
+      'events_rejected_total{reason="contract_violation"}': 1,
+      'events_rejected_total{reason="bad_json"}': 1,
+      dead_letters_open: 2,
+    });
+    expect(i.streamActivity().map((s) => [s.stream, s.lastEventMs])).toEqual([
+      ['stock', T0],
+      ['jobs', T0],
+    ]);
+  });
+
+  it('a restart after a crash with nothing held: the events journaled and never committed count once, applied, duplicate or refused', async () => {
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1));
+    await i.accept(topic('commerce', 'reservations'), res(1));
+    i.commitAll();
+    await i.accept(topic('inventory', 'stock'), inv(2));
+    await i.accept(topic('inventory', 'stock'), inv(2)); // a resend: a duplicate of one no table holds
+    await i.accept(topic('inventory', 'stock'), badInv(3));
+    await i.accept(topic('commerce', 'reservations'), res(2));
+    await i.accept(topic('operations', 'jobs'), jobs(1));
+    i.abandon(); // the crash: nothing after the commit above is in a table
+    open.splice(open.indexOf(i), 1);
+    const j = start();
+    expect(j.health()).toMatchObject({ heldEvents: 0, recoveredEvents: 7 });
+    expect(counters(j)).toMatchObject({ events_applied_total: 3, events_duplicate_total: 1, 'events_rejected_total{reason="contract_violation"}': 1, dead_letters_open: 1 });
+    await j.accept(topic('inventory', 'stock'), inv(4));
+    j.commitAll();
+    expect(counter(j, 'events_applied_total')).toBe(4);
+    // Read again, not received since this open: silence counts from the start (core/site).
+    expect(j.streamActivity().find((s) => s.stream === 'reservations')?.lastEventMs).toBeNull();
+  });
+
+  it('a restart after a crash that followed a failed commit: the events no table holds count once, applied or refused', async () => {
+    const fault = faultyStock();
+    const i = start();
+    await i.accept(topic('inventory', 'stock'), inv(1));
+    i.commitAll();
+    await i.accept(topic('inventory', 'stock'), inv(2));
+    await i.accept(topic('inventory', 'stock'), badInv(3));
+    await i.accept(topic('inventory', 'stock'), inv(4));
+    fault.on = true;
+    expect(() => i.commitAll()).toThrow(/EIO: injected/);
+    fault.on = false;
+    i.abandon();
+    open.splice(open.indexOf(i), 1);
+    const j = start();
+    expect(counters(j)).toMatchObject({ events_applied_total: 2, 'events_rejected_total{reason="contract_violation"}': 1, dead_letters_open: 1 });
   });
 });
 

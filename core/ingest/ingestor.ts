@@ -629,11 +629,14 @@ export class Ingestor {
     if (skipped !== undefined && skipped.bad.length > 0) {
       this.o.onWarning?.(`ingest: table ${this.deadLetters.table.name}: snapshot properties ${skipped.bad.join(', ')} do not read as skipped ranges (from-to@ms,…); late events of those gaps are dropped as duplicates`);
     }
+    // Each range once: the carry holds dead_letters' ranges again (the stopped one's, and its
+    // sequencer's restored from them), and a list that grew at every resume in place was sorted at
+    // every skip.
     for (const [k, ranges] of [...(skipped?.ranges ?? []), ...(this.o.carried?.skipped ?? [])]) {
       if (ranges.length === 0) continue;
-      const into = (this.skippedBefore ??= new Map()).get(k);
-      if (into === undefined) this.skippedBefore.set(k, ranges.map((r) => ({ from: r.from, to: r.to })));
-      else into.push(...ranges.map((r) => ({ from: r.from, to: r.to })));
+      let into: { from: number; to: number }[] | undefined = (this.skippedBefore ??= new Map()).get(k);
+      if (into === undefined) this.skippedBefore.set(k, (into = []));
+      for (const r of ranges) if (!into.some((x) => x.from === r.from && x.to === r.to)) into.push({ from: r.from, to: r.to });
     }
     for (const k of known) {
       const { module, stream } = splitStreamKey(k);
@@ -1075,9 +1078,12 @@ export class Ingestor {
     }
     const closes = letter !== undefined && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
     const failures = this.applyBindings(entry, envelope!, bindings, seq);
-    this.releasing = undefined;
-    if (failures.length > 0) this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
-    else {
+    if (failures.length > 0) {
+      // Counted once its letter is written: a write that throws leaves `releasing` set (held, not counted).
+      this.deadLetter(entry, combine(failures), seq, failures.map((f) => f.binding));
+      this.releasing = undefined;
+    } else {
+      this.releasing = undefined;
       // Not when every table holds it already: applied (and counted) before — a run a gap skip had
       // released and committed, held again at a restart since dead_letters' snapshot was older.
       if (this.bindingsCovered < bindings.length) this.c.applied++;

@@ -58,6 +58,7 @@ export const DEAD_LETTER_REASONS = [
   'binding_error', // a binding could not map the event (path missing, contract mismatch, lookup failed)
   'unfit_for_table', // a mapped value does not fit the table column's type
   'late_after_gap', // came after the sequencer gave up waiting for its seq (a skipped gap): never applied
+  'seq_far_ahead', // held far ahead of its stream (far_ahead_give_up_ms) while the stream went on below it: not applied
 ] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 

@@ -62,7 +62,7 @@ import { Freshness, resolveBudgets, type TableBudget } from './freshness.ts';
 import type { DiskBudget, Journal } from './journal.ts';
 import { PromText } from './metrics.ts';
 import { NO_PROGRESS, progressProperties, readProgress, readSkipped, skippedProperties, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
-import { Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
+import { DEFAULT_SEQUENCER_OPTIONS, Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
 import type { TableDefinition } from './seed-tables.ts';
 import { checkNewTable, evolveToDefinition } from './site-tables.ts';
 
@@ -1405,6 +1405,7 @@ export class Ingestor {
     try {
       for (const a of this.sequencer.tick(at.wallMs)) {
         if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
+        else if (a.type === 'far_ahead') this.farAhead(a.given, a.module, a.stream, a.from - 1);
         else {
           this.c.skippedSeqs += a.to - a.from + 1 - this.skippedAgain(a.module, a.stream, a.from, a.to);
           this.o.onWarning?.(`ingest: gave up waiting for ${a.module}/${a.stream} seq ${a.from}..${a.to}; skipped (later events repair the rows)`);
@@ -1456,6 +1457,28 @@ export class Ingestor {
         this.o.onWarning?.(`ingest: expiring idle table ${t.name} failed: ${(e as Error).message}`);
       }
     }
+  }
+
+  /**
+   * A held event the sequencer gave up on: held far_ahead_give_up_ms from its arrival while its
+   * stream went on in order below it (CONTRACTS.md §4, "An event far ahead of its stream"). A dead
+   * letter, so nothing is lost and the tables' journal position (the frontier, the checkpoint,
+   * prune) moves past it; its seq is not consumed. Keyed by position like a late one.
+   */
+  private farAhead(r: Ready<Item>, module: string, stream: string, issued: number): void {
+    const { entry, refusal } = r.item;
+    if (this.heldPositions.delete(entry.position)) this.unhold(r.item);
+    // A letter the event had before this open (no binding then) is rewritten with this reason, not closed.
+    this.lettersToClose?.delete(entry.position);
+    const waitMs = this.o.sequencer?.far_ahead_give_up_ms ?? DEFAULT_SEQUENCER_OPTIONS.far_ahead_give_up_ms;
+    const wait = waitMs % 60_000 === 0 ? `${waitMs / 60_000} min` : `${waitMs} ms`;
+    const why = refuse(
+      'seq_far_ahead',
+      `seq ${r.seq} of ${module}/${stream} was held ${wait} (far_ahead_give_up_ms) for the seqs before it while the stream went on in order below it (at seq ${issued}); not applied, so the site's journal can move on. If the module sends this seq again in its turn it is applied then and this letter is a copy: dismiss it. A replay writes its image, which wins over the stream's later events for its keys (the tables order by seq): replay it only if its seq is right${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
+      'source.seq',
+    );
+    this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} waited ${wait} while the stream went on in order below it (at seq ${issued}); made a dead letter at journal position ${entry.position}`);
+    this.deadLetter(entry, why, undefined, null, r.seq);
   }
 
   /** Commits every table with pending events now (approval compare-and-set, shutdown). */

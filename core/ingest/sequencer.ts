@@ -28,7 +28,14 @@
 // one that came far too early (a module's bug, or a forged seq). Aged from its arrival, such an
 // event was skipped to after gap_give_up_ms and the stream's own next events, now below the
 // high-water mark, were dropped as duplicates for good; aged from progress, it waits (one buffer
-// slot, the first dropped on overflow) while the stream goes on.
+// slot, the first dropped on overflow) while the stream goes on — but not for good: once it has
+// been held far_ahead_give_up_ms (15 min) from its own arrival, and the stream moved on in order
+// after it arrived, `tick` gives it up (`far_ahead`: taken out of the buffer, its seq not consumed;
+// the caller makes it a dead letter). Held until the stream reached it, it kept the caller's
+// journal position before it for good (seq 1,000,000 while the stream is at 10: every table's
+// position, the journal's checkpoint and prune stood still, and the journal grew until its disk
+// budget held every module's acks), with gap_give_up_ms Infinity too. Not a skip to it: the
+// stream's own next events would then all be below the high-water mark (CONTRACTS.md §4).
 // At age ≥ reorder_window_ms: request a resync {from: issued+1, to: lowest held − 1}, again every
 // resync_retry_ms while it stays open. At age ≥ gap_give_up_ms: skip — issued jumps over the
 // missing range, the held run is released, and the caller records the loss. Events are absolute
@@ -56,6 +63,12 @@ export interface SequencerOptions {
   readonly resync_retry_ms: number;
   /** How long a gap may stay open before it is skipped; Infinity waits forever. */
   readonly gap_give_up_ms: number;
+  /**
+   * How long an event may stay held, from its own arrival, while its stream goes on in order below
+   * it, before `tick` gives it up (`far_ahead`). Not Infinity: the caller's journal stays pinned
+   * before a held event.
+   */
+  readonly far_ahead_give_up_ms: number;
   /** Held events per stream; bounds memory when a module races ahead of a lost event. */
   readonly reorder_buffer_max: number;
   /** Held bytes per stream (the sizes given to `offer`): the count bound alone let large payloads hold far more. */
@@ -71,6 +84,7 @@ export const DEFAULT_SEQUENCER_OPTIONS: Omit<SequencerOptions, 'now_ms'> = {
   reorder_window_ms: 2_000,
   resync_retry_ms: 10_000,
   gap_give_up_ms: 5 * 60_000,
+  far_ahead_give_up_ms: 15 * 60_000,
   reorder_buffer_max: 1_024,
   reorder_buffer_bytes_max: 16 * 1024 * 1024,
 };
@@ -110,6 +124,13 @@ export type Offer<T> =
 
 export type TickAction<T> =
   | ({ readonly type: 'resync' } & GapReport)
+  /**
+   * A held event given up (`given`): held far_ahead_give_up_ms from its own arrival while the
+   * stream went on in order below it; `from..to` the seqs it still waited for (from − 1 is the
+   * stream's position). Out of the buffer, its seq not consumed: the stream's own event of that
+   * seq is taken when it comes. One action per event, ascending.
+   */
+  | ({ readonly type: 'far_ahead'; readonly given: Ready<T> } & GapReport)
   | ({ readonly type: 'skip'; readonly ready: readonly Ready<T>[] } & GapReport);
 
 export interface StreamState {
@@ -143,10 +164,14 @@ function checkOptions(o: SequencerOptions): void {
   int('reorder_window_ms', 1);
   int('resync_retry_ms', 1);
   int('gap_give_up_ms', 1, true);
+  int('far_ahead_give_up_ms', 1);
   int('reorder_buffer_max', 1);
   int('reorder_buffer_bytes_max', 1);
   if (o.gap_give_up_ms < o.reorder_window_ms) {
     throw new RangeError(`gap_give_up_ms: expected ≥ reorder_window_ms (${o.reorder_window_ms}), got ${o.gap_give_up_ms}`);
+  }
+  if (o.far_ahead_give_up_ms < o.reorder_window_ms) {
+    throw new RangeError(`far_ahead_give_up_ms: expected ≥ reorder_window_ms (${o.reorder_window_ms}), got ${o.far_ahead_give_up_ms}`);
   }
   if (typeof o.now_ms !== 'function') throw new TypeError('now_ms: expected a function returning monotonic milliseconds');
 }
@@ -281,6 +306,24 @@ export class Sequencer<T> {
       for (const h of s.held.values()) if (h.arrived_ms > now) h.arrived_ms = now;
       if (s.progress_ms > now) s.progress_ms = now;
       if (s.resync_at_ms !== undefined && s.resync_at_ms > now) s.resync_at_ms = now;
+      // Held far ahead: the stream went on in order after it arrived, and it is still not reached.
+      let gaveUp: Ready<T>[] | undefined;
+      for (const [seq, h] of s.held) {
+        if (now - h.arrived_ms < this.options.far_ahead_give_up_ms || !(s.progress_ms > h.arrived_ms)) continue;
+        (gaveUp ??= []).push({ seq, item: h.item });
+      }
+      if (gaveUp !== undefined) {
+        gaveUp.sort((a, b) => a.seq - b.seq);
+        for (const g of gaveUp) {
+          s.held_bytes -= s.held.get(g.seq)!.bytes;
+          s.held.delete(g.seq);
+          actions.push({ type: 'far_ahead', module: s.module, stream: s.stream, from: s.issued + 1, to: g.seq - 1, given: g });
+        }
+        if (s.held.size === 0) {
+          s.resync_at_ms = undefined;
+          continue;
+        }
+      }
       const age = now - this.gapSince(s);
       if (age >= this.options.gap_give_up_ms) {
         const gap = this.gapOf(s);

@@ -1474,7 +1474,7 @@ export class Ingestor {
     const wait = waitMs % 60_000 === 0 ? `${waitMs / 60_000} min` : `${waitMs} ms`;
     const why = refuse(
       'seq_far_ahead',
-      `seq ${r.seq} of ${module}/${stream} was held ${wait} (far_ahead_give_up_ms) for the seqs before it while the stream went on in order below it (at seq ${issued}); not applied, so the site's journal can move on. If the module sends this seq again in its turn it is applied then and this letter is a copy: dismiss it. A replay writes its image, which wins over the stream's later events for its keys (the tables order by seq): replay it only if its seq is right${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
+      `seq ${r.seq} of ${module}/${stream} was held ${wait} (far_ahead_give_up_ms) for the seqs before it while the stream went on in order below it (at seq ${issued}); not applied, so the site's journal can move on. If the module sends this seq again in its turn it is applied then and this letter is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
       'source.seq',
     );
     this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} waited ${wait} while the stream went on in order below it (at seq ${issued}); made a dead letter at journal position ${entry.position}`);
@@ -1821,6 +1821,24 @@ export class Ingestor {
   private replayOne(entry: Entry, d: DeadLetter): Refusal | undefined {
     const parsed = parseEnvelope(entry.topic, entry.payload, this.limits, { site: this.o.site });
     if (!parsed.ok) return parsed;
+    if (d.reason === 'seq_far_ahead') {
+      // Written while its stream is below its seq, its image would win over every event the
+      // stream sends for its keys until it reaches that seq (the tables order by seq), and "replay
+      // all" replays it unread. Once the stream has passed it, only where the stream skipped that
+      // seq (as a late event's replay): else the stream took its own event of that seq, and this
+      // one, a copy or another event numbered the same, would overwrite it.
+      const { module, stream, seq } = parsed.envelope.source;
+      const at = this.sequencer.issued(module, stream);
+      const skipped = seq <= at && this.sequencer.skipped(module, stream).some((r) => r.from <= seq && seq <= r.to);
+      if (!skipped) {
+        const before = d.detail.replace(/^not replayed: [\s\S]*? Before: /, '');
+        const why =
+          seq > at
+            ? `${module}/${stream} is at seq ${at}, below ${seq}; its image would win over the stream's events for its keys until the stream reached ${seq} (the tables order by seq). Replay it once the stream has passed it, or dismiss it`
+            : `${module}/${stream} has passed seq ${seq} and took its own event of that seq (not one it skipped): this letter is a copy, or another event numbered the same; dismiss it`;
+        return refuse('seq_far_ahead', `not replayed: ${why}. Before: ${before}`, 'source.seq');
+      }
+    }
     const check = checkEnvelopeContract(this.o.contracts, parsed.envelope);
     if (!check.ok) return check;
     let bindings = bindingsFor(this.o.bindings, entry.topic);

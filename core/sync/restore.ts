@@ -1,6 +1,9 @@
 // Restore: rebuild a replaced site PC's warehouse (and contracts/) from HQ's latest synced state,
 // then say where each module must resend from. The restored tables hold HQ's snapshot N alone
-// (EARLIEST = LATEST = N) and every synced tag; the writer continues at N+1.
+// (EARLIEST = LATEST = N) and every synced tag; the writer continues at N+1. A table whose N at HQ
+// is damaged fails the restore, or, with `fallBackToTag` (`--fall-back-to-tag`), is rolled back to
+// its newest sound tag M < N (`restoredFromTag` in the note: what came after M is lost), and the
+// writer continues at M+1; the resync list is then read from M.
 //
 // High-water marks: the ingestor commits `tilstand.hwm.<module>/<stream>` = H with the rows
 // (core/ingest/progress.ts). After a restore the site has every event ≤ H of that stream in that
@@ -31,7 +34,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../inbox/index.ts';
-import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table, type TableSchema } from '../lsm/index.ts';
+import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table, type TableSchema, type TagInfo } from '../lsm/index.ts';
+import { formatDuration } from '../lsm/cli/output.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
@@ -101,11 +105,34 @@ export interface RestoreNote {
    */
   damagedTags?: { tag: string; key: string; error: string }[];
   /**
+   * Tables whose latest snapshot at HQ was damaged (it names a file HQ does not hold, or a manifest
+   * of it does not read), restored at their newest sound tag because the restore was asked to
+   * (`fallBackToTag`, `tilstand restore --fall-back-to-tag`): `snapshotId`/`committedMs` are the
+   * tag's snapshot, now the table's latest (as a destructive rollback to the tag leaves it);
+   * `damagedSnapshotId`/`damagedCommittedMs` HQ's damaged latest, `key` its JSON at HQ, `error`
+   * what is wrong; `lostMs` the time between the two commits — what the table committed in it is
+   * not restored (the modules are asked to resend after the tag's marks: `resync`). Absent when
+   * there are none. `tilstand restore` names each and exits 4.
+   */
+  restoredFromTag?: RestoredFromTag[];
+  /**
    * This directory's sender id, and whether HQ's sender marker now names it. Not adopted (a
    * target that cannot be written, e.g. read-only credentials): `error` says why, and the first
    * send is refused while the marker names the replaced PC (`tilstand sync now --take-over`).
    */
   sender?: { id: string; adopted: boolean; error?: string };
+}
+
+export interface RestoredFromTag {
+  table: string;
+  tag: string;
+  snapshotId: number;
+  committedMs: number;
+  damagedSnapshotId: number;
+  damagedCommittedMs: number;
+  lostMs: number;
+  key: string;
+  error: string;
 }
 
 export interface RestoreOptions {
@@ -114,6 +141,12 @@ export interface RestoreOptions {
   site: string;
   /** Replace tables already in the data directory (default: refuse). */
   force?: boolean;
+  /**
+   * A table whose latest snapshot at HQ is damaged is restored at its newest sound tag, what it
+   * committed after that lost (`RestoreNote.restoredFromTag`), instead of failing the restore
+   * (default). A table with no sound tag older than the damaged latest fails it either way.
+   */
+  fallBackToTag?: boolean;
   /**
    * The restoring program's data format (core/site data-format.ts, which core/sync may not import):
    * given, HQ's data format mark is read first and an HQ that requires a newer program is refused
@@ -124,27 +157,39 @@ export interface RestoreOptions {
   clock?: () => number;
 }
 
-/** Every (module, stream) high-water mark in the latest snapshots of a site's tables. */
-export function resyncRequests(dataDir: string, site: string): ResyncRequest[] {
+/**
+ * Every (module, stream) high-water mark in the latest snapshots of a site's tables. `unmarked`:
+ * per table, streams (`<module>/<stream>`) it held rows of beyond its restored state while that
+ * state has no mark of theirs (a table restored at an older tag than the stream's first event
+ * there): each counts as mark 0 in that table, every event of the stream resent.
+ */
+export function resyncRequests(dataDir: string, site: string, unmarked: Readonly<Record<string, readonly string[]>> = {}): ResyncRequest[] {
   const catalog = new Catalog(join(dataDir, 'warehouse'));
   const db = siteDatabase(site);
   if (!catalog.databaseExists(db)) return [];
   const by = new Map<string, ResyncRequest>();
+  const mark = (name: string, sk: string, n: number) => {
+    const i = sk.indexOf('/');
+    if (i <= 0) return;
+    const module = sk.slice(0, i);
+    const stream = sk.slice(i + 1);
+    const r = by.get(sk) ?? { module, stream, afterSeq: n, topic: `tilstand/${site}/resync/${module}`, tables: {} };
+    r.tables[name] = n;
+    r.afterSeq = Math.min(r.afterSeq, n);
+    by.set(sk, r);
+  };
   for (const name of catalog.listTables(db)) {
     const props = catalog.getTable({ database: db, table: name }).committedProperties();
+    const marked = new Set<string>();
     for (const [k, v] of Object.entries(props)) {
       if (!k.startsWith(HWM_PREFIX)) continue;
-      const sk = k.slice(HWM_PREFIX.length);
-      const i = sk.indexOf('/');
       const n = Number(v);
-      if (i <= 0 || !/^\d+$/.test(v) || !Number.isSafeInteger(n)) continue;
-      const module = sk.slice(0, i);
-      const stream = sk.slice(i + 1);
-      const r = by.get(sk) ?? { module, stream, afterSeq: n, topic: `tilstand/${site}/resync/${module}`, tables: {} };
-      r.tables[name] = n;
-      r.afterSeq = Math.min(r.afterSeq, n);
-      by.set(sk, r);
+      if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) continue;
+      const sk = k.slice(HWM_PREFIX.length);
+      mark(name, sk, n);
+      marked.add(sk);
     }
+    for (const sk of unmarked[name] ?? []) if (!marked.has(sk)) mark(name, sk, 0);
   }
   return [...by.values()].sort((a, b) => (a.module + '/' + a.stream < b.module + '/' + b.stream ? -1 : 1));
 }
@@ -254,19 +299,13 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const tables: RestoreNote['tables'] = {};
   const ownTables: string[] = [];
   const entries: DraftTableEntry[] = [];
+  const damagedLatest: DamagedLatest[] = [];
   for (const name of mirrored.tables) {
     const t = catalog.getTable({ database: db, table: name });
     // Every file the latest snapshot and each tag name must have come from HQ: the copy holds all
-    // HQ listed. The latest's missing fails the restore (Verification, the mark left: its rerun
-    // redoes it); a tag's is left out, its JSON removed from the copy, and reported.
-    const latest = t.latestSnapshot();
-    if (latest !== undefined) {
-      const missing = missingFile(t, latest);
-      if (missing !== undefined) {
-        const key = `${tablePrefix(o.site, name)}snapshot/snapshot-${latest.id}`;
-        throw new SyncError('Verification', `HQ's copy is damaged: corruption in ${whereAtHq(o.target, key)}: ${missing}; the restore is not complete (rerun it once HQ's copy is mended)`);
-      }
-    }
+    // HQ listed. A tag's missing is left out, its JSON removed from the copy, and reported. The
+    // latest's missing fails the restore (Verification, the mark left: its rerun redoes it), or,
+    // asked to (`fallBackToTag`), the table is rolled back to its newest sound tag below.
     for (const tag of t.listTags()) {
       const missing = missingFile(t, tag.snapshot);
       if (missing === undefined) continue;
@@ -274,11 +313,24 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
       fs.rmSync(t.paths.tagFile(tag.name), { force: true });
       damagedTags.push({ tag: `${name}/${tag.name}`, key, error: `corruption in ${whereAtHq(o.target, key)}: ${missing}` });
     }
+    const latest = t.latestSnapshot();
+    if (latest !== undefined) {
+      const missing = missingFile(t, latest);
+      if (missing !== undefined) {
+        const key = `${tablePrefix(o.site, name)}snapshot/snapshot-${latest.id}`;
+        // The newest tag of an older snapshot (the damaged tags are gone from the copy by now).
+        const older = t.listTags().filter((x) => x.snapshot.id < latest.id);
+        const tag = older.sort((a, b) => b.snapshot.id - a.snapshot.id || b.snapshot.timeMillis - a.snapshot.timeMillis)[0];
+        damagedLatest.push({ name, t, latest, key, error: `corruption in ${whereAtHq(o.target, key)}: ${missing}`, ...(tag ? { tag } : {}) });
+      }
+    }
     tables[name] = { snapshotId: latest?.id ?? null, tags: t.listTags().map((x) => x.name) };
     if (TILSTAND_TABLES.includes(name)) continue;
     ownTables.push(name);
     entries.push(draftTableEntry(name, t.schema));
   }
+  const restoredFromTag = fallBack(o, damagedLatest);
+  for (const r of restoredFromTag) tables[r.table] = { snapshotId: r.snapshotId, tags: catalog.getTable({ database: db, table: r.table }).listTags().map((x) => x.name) };
   const restoredAtMs = (o.clock ?? Date.now)();
   // The drafts of their config.json entries; none without such tables, and one a restore with
   // --force left from an earlier restore goes: it would name tables this warehouse may not have.
@@ -292,7 +344,9 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     tables,
     ...(ownTables.length > 0 ? { ownTables } : {}),
     ...(damagedTags.length > 0 ? { damagedTags } : {}),
-    resync: resyncRequests(o.dataDir, o.site),
+    ...(restoredFromTag.length > 0 ? { restoredFromTag } : {}),
+    // From the tables as restored: a table rolled back to its tag resends after the tag's marks.
+    resync: resyncRequests(o.dataDir, o.site, unmarkedStreams(restoredFromTag, damagedLatest)),
     sender: await adoptMarker(o, restoredAtMs),
   };
   // Temp file, fsync, rename: a crash mid-write leaves the old note or none, never a torn one
@@ -300,6 +354,81 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
   fs.rmSync(unfinishedPath, { force: true });
   return note;
+}
+
+/** A table whose latest snapshot at HQ is damaged, and the newest sound tag of an older snapshot it has. */
+interface DamagedLatest {
+  name: string;
+  t: Table;
+  latest: Snapshot;
+  /** HQ's key of the latest's JSON. */
+  key: string;
+  error: string;
+  tag?: TagInfo;
+}
+
+/**
+ * Per table restored at a tag, the streams whose marks HQ's damaged latest had and the tag's
+ * snapshot lacks: the table took their first events after the tag, so every event is to be resent
+ * (the damaged snapshot's JSON reads; its files do not).
+ */
+function unmarkedStreams(restored: readonly RestoredFromTag[], damaged: readonly DamagedLatest[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const r of restored) {
+    const d = damaged.find((x) => x.name === r.table)!;
+    const had = d.tag?.snapshot.properties ?? {};
+    const streams = Object.keys(d.latest.properties ?? {}).filter((k) => k.startsWith(HWM_PREFIX) && !(k in had));
+    if (streams.length > 0) out[r.table] = streams.map((k) => k.slice(HWM_PREFIX.length));
+  }
+  return out;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * Tables whose latest snapshot at HQ is damaged: refused (Verification, exit 4; the unfinished mark
+ * stays, so a rerun redoes the copy), naming what `--fall-back-to-tag` would restore and lose,
+ * unless the restore was asked to fall back and each has a sound older tag. Then each is rolled
+ * back to its tag as `tilstand table rollback` does (destructively: LATEST = EARLIEST = the tag's
+ * snapshot, written back from the tag; the damaged snapshot and its files leave the copy, HQ is not
+ * touched here), and the returned list says what was restored from where and what was lost.
+ */
+function fallBack(o: RestoreOptions, damaged: readonly DamagedLatest[]): RestoredFromTag[] {
+  if (damaged.length === 0) return [];
+  const errors = damaged.map((d) => d.error).join('; ');
+  const without = damaged.filter((d) => d.tag === undefined);
+  if (o.fallBackToTag !== true && without.length === 0) {
+    const what = damaged.map((d) => {
+      const tag = d.tag!;
+      const lostMs = Math.max(0, d.latest.timeMillis - tag.snapshot.timeMillis);
+      return `${d.name} is restored at its newest sound tag ${tag.name} (snapshot ${tag.snapshot.id}, committed ${iso(tag.snapshot.timeMillis)}) and what ${d.name} committed after it is lost (up to the damaged snapshot ${d.latest.id}, committed ${iso(d.latest.timeMillis)}, ${formatDuration(lostMs)} later)`;
+    });
+    throw new SyncError(
+      'Verification',
+      `HQ's copy is damaged: ${errors}; the restore is not complete: mend HQ's copy and run it again, or run it again with --fall-back-to-tag, with which ${what.join('; ')}; the modules are then asked to resend after the tags' marks`,
+    );
+  }
+  if (without.length > 0) {
+    // --fall-back-to-tag cannot help (all of them or none fall back), so it is not offered.
+    throw new SyncError('Verification', `HQ's copy is damaged: ${errors}; the restore is not complete (rerun it once HQ's copy is mended): ${without.map((d) => `${d.name} has no sound tag at HQ to fall back to`).join('; ')}`);
+  }
+  const out: RestoredFromTag[] = [];
+  for (const d of damaged) {
+    const tag = d.tag!;
+    d.t.rollbackTo(tag.name);
+    out.push({
+      table: d.name,
+      tag: tag.name,
+      snapshotId: tag.snapshot.id,
+      committedMs: tag.snapshot.timeMillis,
+      damagedSnapshotId: d.latest.id,
+      damagedCommittedMs: d.latest.timeMillis,
+      lostMs: Math.max(0, d.latest.timeMillis - tag.snapshot.timeMillis),
+      key: d.key,
+      error: d.error,
+    });
+  }
+  return out;
 }
 
 /**

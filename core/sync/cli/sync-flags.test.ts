@@ -25,9 +25,9 @@ const run = (command: string, args: string[]) => (command === 'restore' ? runCli
 const TAKES: Record<string, readonly string[]> = {
   'sync status': ['data', 'json'],
   'sync now': ['data', 'hq', 'access-key', 'secret-key', 'json', 'max-rounds', 'take-over', 'hq-on-this-disk'],
-  restore: ['data', 'hq', 'site', 'access-key', 'secret-key', 'json', 'force'],
+  restore: ['data', 'hq', 'site', 'access-key', 'secret-key', 'json', 'force', 'fall-back-to-tag'],
 };
-const SWITCHES = new Set(['json', 'force', 'take-over', 'hq-on-this-disk']);
+const SWITCHES = new Set(['json', 'force', 'take-over', 'hq-on-this-disk', 'fall-back-to-tag']);
 /** A flag as a person would give it: a switch alone, a string flag with a plausible value. */
 const given = (flag: string) => (SWITCHES.has(flag) ? [`--${flag}`] : [`--${flag}`, flag === 'max-rounds' ? '3' : flag === 'site' ? '7' : join(dir, flag)]);
 
@@ -65,8 +65,8 @@ describe('tilstand sync and restore refuse a flag their command does not take', 
         checked++;
       }
     }
-    // status refuses 8 (hq, access-key, secret-key, max-rounds, take-over, hq-on-this-disk, site, force), now 2, restore 3.
-    expect(checked).toBe(13);
+    // status refuses 9 (hq, access-key, secret-key, max-rounds, take-over, hq-on-this-disk, site, force, fall-back-to-tag), now 3, restore 3.
+    expect(checked).toBe(15);
     expect(existsSync(missingData), 'a refused restore made the data directory').toBe(false);
   });
 

@@ -52,7 +52,9 @@ describe('--help', () => {
     // Was exit 1 "HQ … has no tables for site 7", with <data>/warehouse made: the restore ran.
     expect([r.code, r.err]).toEqual([0, '']);
     expect(r.out).toBe(
-      'usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--access-key <key>] [--secret-key <secret>]\n                    [--force] [--json]      rebuild a site from HQ\n',
+      'usage:\n  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--access-key <key>] [--secret-key <secret>]\n                    [--force] [--fall-back-to-tag] [--json]\n' +
+        '                                           rebuild a site from HQ (--fall-back-to-tag: a table whose latest\n' +
+        '                                           snapshot at HQ is damaged comes back at its newest sound tag)\n',
     );
     expect(existsSync(data)).toBe(false);
     const bare = await runCli((argv, io) => runRestore(argv, io), ['--help']);

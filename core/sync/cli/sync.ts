@@ -15,7 +15,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
-import { LineWriter, type CliIO } from '../../lsm/cli/output.ts';
+import { formatDuration, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { isSyncError, SyncError } from '../errors.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
@@ -79,7 +79,7 @@ const JSON_FLAG: FlagSpecs = { json: { type: 'boolean' } };
 export const SYNC_FLAGS = {
   'sync status': { ...DATA, ...JSON_FLAG },
   'sync now': { ...DATA, ...HQ, ...JSON_FLAG, 'max-rounds': { type: 'string', value: '<n>' }, 'take-over': { type: 'boolean' }, 'hq-on-this-disk': { type: 'boolean' } },
-  restore: { ...DATA, ...HQ, site: { type: 'string', value: '<id>' }, ...JSON_FLAG, force: { type: 'boolean' } },
+  restore: { ...DATA, ...HQ, site: { type: 'string', value: '<id>' }, ...JSON_FLAG, force: { type: 'boolean' }, 'fall-back-to-tag': { type: 'boolean' } },
 } as const satisfies Record<string, FlagSpecs>;
 
 export const syncUsage = [
@@ -89,7 +89,9 @@ export const syncUsage = [
   '                                           ship to HQ now (a running site is asked to); --take-over:',
   "                                           this directory becomes the site's sender at HQ (--hq-on-this-disk: HQ is on this disk)",
   '  tilstand restore --data <dir> --hq <dir|s3://…> --site <id> [--access-key <key>] [--secret-key <secret>]',
-  '                    [--force] [--json]      rebuild a site from HQ',
+  '                    [--force] [--fall-back-to-tag] [--json]',
+  '                                           rebuild a site from HQ (--fall-back-to-tag: a table whose latest',
+  '                                           snapshot at HQ is damaged comes back at its newest sound tag)',
 ];
 
 /**
@@ -412,6 +414,7 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
           target,
           site,
           force: args.boolean('force'),
+          fallBackToTag: args.boolean('fall-back-to-tag'),
           ...(o.dataFormat ? { dataFormat: o.dataFormat } : {}),
           onProgress: (p) => bar(p.doneFiles, p.totalFiles, p.doneBytes, p.table),
         });
@@ -423,6 +426,12 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
       if (args.boolean('json')) await out.line(JSON.stringify(note));
       else {
         await out.line(`restored site ${site} into ${data}: ${Object.entries(note.tables).map(([t, x]) => `${t}@${x.snapshotId ?? '-'}`).join(', ')}`);
+        // A table restored at an older tag: from where, and what is lost (its resync lines follow).
+        for (const f of note.restoredFromTag ?? []) {
+          await out.line(
+            `${f.table}: HQ's latest snapshot ${f.damagedSnapshotId} is damaged; restored from tag ${f.tag} (snapshot ${f.snapshotId}, committed ${new Date(f.committedMs).toISOString()}); lost: what ${f.table} committed after the tag, up to snapshot ${f.damagedSnapshotId} (committed ${new Date(f.damagedCommittedMs).toISOString()}, ${formatDuration(f.lostMs)} later), but for what its modules still hold and resend after the tag's marks (the resync lines below)`,
+          );
+        }
         for (const r of note.resync) await out.line(`resync ${r.module}/${r.stream} after seq ${r.afterSeq} (${r.topic})`);
         // HQ holds no config.json: without the definition back, the site would keep the table and write nothing into it.
         for (const t of note.ownTables ?? []) {
@@ -434,15 +443,24 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
       }
       await out.end();
       // As `hq pull`: the site is restored without its damaged tags, named here as corruption,
-      // exit 4 — never left out silently (the note's `damagedTags` lists them too).
+      // exit 4 — never left out silently (the note's `damagedTags` lists them too). So is a table
+      // restored at an older tag because its latest snapshot at HQ is damaged (`restoredFromTag`).
+      const problems: string[] = [];
+      const fellBack = note.restoredFromTag ?? [];
+      if (fellBack.length > 0) {
+        const n = fellBack.length;
+        problems.push(
+          `${n} table${n === 1 ? '' : 's'} at HQ had a damaged latest snapshot and ${n === 1 ? 'was' : 'were'} restored from an older tag: ${fellBack.map((f) => `${f.table}: ${f.error}; restored from tag ${f.tag} (snapshot ${f.snapshotId}), ${formatDuration(f.lostMs)} of commits lost`).join('; ')}; the restored site is usable`,
+        );
+      }
       const damaged = note.damagedTags ?? [];
       if (damaged.length > 0) {
         const n = damaged.length;
-        throw new SyncError(
-          'Verification',
+        problems.push(
           `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not restored (the rest of the site is): ${damaged.map((d) => `${d.tag}: ${d.error}`).join('; ')}; the restored site is usable without ${n === 1 ? 'it' : 'them'}`,
         );
       }
+      if (problems.length > 0) throw new SyncError('Verification', problems.join('; also, '));
       return EXIT.ok;
     } finally {
       await target.close();

@@ -872,19 +872,27 @@ export class Ingestor {
    * once it is on disk; the event is applied right after. A failure to apply does not reject (the
    * event is durable and will be applied on reopen); a failure to journal rejects (no PUBACK).
    */
-  async accept(topic: string, payload: Buffer, receivedAtMs?: number): Promise<bigint> {
-    if (this.closed) throw new Error('ingestor is closed');
-    const at = receivedAtMs ?? this.clock();
-    // Taken now, before the journal's wait: ages count from when the site received the event.
-    const atElapsed = receivedAtMs === undefined ? this.monotonic() : this.elapsedAt(receivedAtMs);
-    const parsed = parseEnvelope(topic, payload, this.limits, { site: this.o.site });
-    const parts = parseEventTopic(topic);
-    const journaled: Parameters<Journal['append']>[0] = { topic, payload, receivedAtMs: at, module: parts?.module ?? '', stream: parts?.stream ?? '' };
-    if (parsed.ok) journaled.seq = parsed.envelope.source.seq;
-    const position = await this.o.journal.append(journaled);
-    this.c.accepted++;
-    if (!this.closed) this.process({ position, topic, payload, receivedAtMs: at, receivedElapsedMs: atElapsed }, parsed);
-    return position;
+  accept(topic: string, payload: Buffer, receivedAtMs?: number): Promise<bigint> {
+    // Not an async function: its suspend and resume cost about 0.3 µs per event (bench/README.md,
+    // "The full Ingestor's extra cost"). It answers as one would: a throw is a rejection, and the
+    // event is applied in the journal promise's reaction, before the returned promise resolves.
+    try {
+      if (this.closed) throw new Error('ingestor is closed');
+      const at = receivedAtMs ?? this.clock();
+      // Taken now, before the journal's wait: ages count from when the site received the event.
+      const atElapsed = receivedAtMs === undefined ? this.monotonic() : this.elapsedAt(receivedAtMs);
+      const parsed = parseEnvelope(topic, payload, this.limits, { site: this.o.site });
+      const parts = parseEventTopic(topic);
+      const journaled: Parameters<Journal['append']>[0] = { topic, payload, receivedAtMs: at, module: parts?.module ?? '', stream: parts?.stream ?? '' };
+      if (parsed.ok) journaled.seq = parsed.envelope.source.seq;
+      return Promise.resolve(this.o.journal.append(journaled)).then((position) => {
+        this.c.accepted++;
+        if (!this.closed) this.process({ position, topic, payload, receivedAtMs: at, receivedElapsedMs: atElapsed }, parsed);
+        return position;
+      });
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   private process(entry: Entry, parsed?: ParseResult): void {
@@ -944,6 +952,11 @@ export class Ingestor {
     // the stopped Ingestor took since the site started, so there it counts.
     if (!this.recovering || this.o.carried !== undefined) this.noteEvent(key, entry, seq, env?.ts_ms);
     const item: Item = { entry, envelope: check.ok ? check.envelope : env, refusal: check.ok ? undefined : check, bindings, key };
+    // The common case (the stream's next seq, nothing held) without the offer's result objects.
+    if (this.sequencer.takeNext(module, stream, seq)) {
+      this.duplicateWatch.progress(module, stream);
+      return this.release({ seq, item });
+    }
     // Held, the event costs its payload (and the parse of it): the byte bound counts the payload.
     const offer = this.sequencer.offer(module, stream, seq, item, entry.payload.length);
     if (offer.kind === 'late') {

@@ -282,6 +282,18 @@ export class Sequencer<T> {
     return { kind: 'overflow', seq, dropped, resync: { module, stream, from: s.issued + 1, to: dropped[dropped.length - 1]!.seq - 1 } };
   }
 
+  /**
+   * `offer`'s common case without its result objects: `seq` is the stream's next and nothing is
+   * held, so `issued` moves to it and the caller releases the event at once (what `offer` answers
+   * `next` with a ready run of one). False, and nothing changed, in every other case: then `offer`.
+   */
+  takeNext(module: string, stream: string, seq: number): boolean {
+    const s = this.get(module, stream);
+    if (seq !== s.issued + 1 || s.held.size > 0 || !Number.isSafeInteger(seq)) return false;
+    s.issued = seq;
+    return true;
+  }
+
   /** Records that everything up to `seq` is durable. REQUIRES: committed ≤ seq ≤ issued. */
   commit(module: string, stream: string, seq: number): void {
     const s = this.get(module, stream);

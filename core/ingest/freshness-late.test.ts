@@ -1,63 +1,21 @@
 // A table's age is how far it is behind what the site has received (DESIGN.md, "Freshness
 // budgets"): events held behind a gap and, once ingest has stopped, events journaled and never
 // applied count in it; a stream's newest event is dated on the monotonic clock.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Catalog, TableWriter } from '../lsm/index.ts';
-import { ContractRegistry } from './contracts.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TableWriter } from '../lsm/index.ts';
 import { Freshness, type TableBudget } from './freshness.ts';
-import { Ingestor, type IngestorOptions } from './ingestor.ts';
-import { Journal } from './journal.ts';
-import { SEED_BINDINGS } from './seed-bindings.ts';
-import { SEED_CONTRACTS } from './seed-contracts.ts';
-import { SEED_TABLES } from './seed-tables.ts';
+import type { Ingestor } from './ingestor.ts';
+import { moduleEvent, seededIngestor, topic } from './test-support/seeded-ingestor.ts';
 
-const SITE = 's1';
 const T0 = Date.UTC(2026, 11, 5, 8, 0, 0);
 
-let dir: string;
-let journal: Journal;
-let contracts: ContractRegistry;
-let now: number;
-const open: Ingestor[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tilstand-freshness-late-'));
-  journal = Journal.open(dir);
-  contracts = new ContractRegistry(join(dir, 'contracts'));
-  for (const c of SEED_CONTRACTS) contracts.register(c);
-  now = T0;
-});
-
+const env = seededIngestor({ tmpPrefix: 'tilstand-freshness-late-', t0: T0, defaults: { publishResync: undefined } });
+// Registered after the set-up's own afterEach, so it runs before it (vitest runs them as a stack).
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const i of open.splice(0)) i.abandon();
-  journal.close();
-  rmSync(dir, { recursive: true, force: true });
 });
-
-function start(extra: Partial<IngestorOptions> = {}): Ingestor {
-  const i = Ingestor.open({
-    site: SITE,
-    catalog: new Catalog(join(dir, 'warehouse')),
-    database: 'site_s1',
-    journal,
-    contracts,
-    bindings: [...SEED_BINDINGS],
-    tables: [...SEED_TABLES],
-    budgets: [],
-    clock: () => now,
-    ...extra,
-  });
-  open.push(i);
-  return i;
-}
-
-const topic = (module: string, stream: string) => `tilstand/${SITE}/events/${module}/${stream}`;
-const event = (module: string, stream: string, seq: number, after: Record<string, unknown>, contract: string) =>
-  Buffer.from(JSON.stringify({ op: 'u', before: null, after, source: { module, stream, seq }, ts_ms: T0, contract: { name: contract, version: 1 } }));
+const start = env.start;
+const event = (module: string, stream: string, seq: number, after: Record<string, unknown>, contract: string) => moduleEvent(module, stream, seq, after, contract, T0);
 const job = (seq: number, id: string) => event('operations', 'jobs', seq, { job_id: id, status: 'released', capability: 'forklift', priority: 5 }, 'operations.jobs');
 const inv = (seq: number, item: string, qty: number) => event('inventory', 'stock', seq, { item, location: 'L1', qty }, 'inventory.stock');
 const res = (seq: number, item: string, qty: number) => event('commerce', 'reservations', seq, { item, location: 'L1', reserved_qty: qty }, 'commerce.reservations');
@@ -71,15 +29,15 @@ describe('events held behind a gap count in their tables’ age', () => {
     await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
     i.commitAll();
     const snapshot = statusOf(i, 'work_queue').snapshotId;
-    now += 1_000;
+    env.now += 1_000;
     await i.accept(topic('operations', 'jobs'), job(3, 'J-1')); // seq 2 lost: held
     expect(statusOf(i, 'work_queue')).toMatchObject({ ageMs: 0, pendingEvents: 0, heldEvents: 1, withinBudget: true });
-    now += 30_000;
+    env.now += 30_000;
     i.tick();
     expect(statusOf(i, 'work_queue')).toMatchObject({ ageMs: 30_000, heldEvents: 1, withinBudget: true, breaches: 0 });
     // A commit cannot show a held event: the table is not committed for it (at every tick).
     expect(statusOf(i, 'work_queue').snapshotId).toBe(snapshot);
-    now += 30_001;
+    env.now += 30_001;
     i.tick();
     expect(statusOf(i, 'work_queue')).toMatchObject({ ageMs: 60_001, pendingEvents: 0, heldEvents: 1, withinBudget: false, breaches: 1 });
     expect(i.metrics()).toMatch(/tilstand_ingest_table_age_ms\{site="s1",table="work_queue"\} 60001/);
@@ -88,7 +46,7 @@ describe('events held behind a gap count in their tables’ age', () => {
     expect(statusOf(i, 'resources')).toMatchObject({ ageMs: 0, heldEvents: 0, withinBudget: true });
     expect(statusOf(i, 'stock')).toMatchObject({ ageMs: 0, heldEvents: 0 });
     // The resend releases it: pending from its own receive time, committed at the next tick, one breach in all.
-    now += 10_000;
+    env.now += 10_000;
     await i.accept(topic('operations', 'jobs'), job(2, 'J-1'));
     expect(statusOf(i, 'work_queue')).toMatchObject({ ageMs: 70_001, pendingEvents: 2, heldEvents: 0 });
     i.tick();
@@ -100,22 +58,22 @@ describe('events held behind a gap count in their tables’ age', () => {
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 1));
     await i.accept(topic('inventory', 'stock'), inv(3, 'A-1', 3)); // held from T0
     i.commitAll();
-    now += 1;
+    env.now += 1;
     for (let k = 1; k <= 4; k++) {
-      now += 30_000;
+      env.now += 30_000;
       await i.accept(topic('commerce', 'reservations'), res(k, 'A-1', k));
-      now += 30_000;
+      env.now += 30_000;
       i.tick(); // commits the reservation (30 s old, half the budget)
       expect(statusOf(i, 'stock'), `round ${k}`).toMatchObject({ pendingEvents: 0, heldEvents: 1, ageMs: k * 60_000 + 1, withinBudget: false, breaches: 1 });
     }
     // Past gap_give_up_ms (5 min): the tick skips seq 2, releases seq 3 into the table and commits it
     // (pending from its receive time, over half the budget).
-    now += 60_000;
+    env.now += 60_000;
     i.tick();
     expect(statusOf(i, 'stock')).toMatchObject({ heldEvents: 0, pendingEvents: 0, ageMs: 0, withinBudget: true, breaches: 1 });
     // A new wait is a new episode.
     await i.accept(topic('inventory', 'stock'), inv(5, 'A-1', 5));
-    now += 61_000;
+    env.now += 61_000;
     i.tick();
     expect(statusOf(i, 'stock')).toMatchObject({ heldEvents: 1, withinBudget: false, breaches: 2 });
   });
@@ -125,16 +83,16 @@ describe('events held behind a gap count in their tables’ age', () => {
     await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
     i.commitAll();
     await i.accept(topic('operations', 'jobs'), job(5, 'J-5')); // held from T0
-    now += 10_000;
+    env.now += 10_000;
     await i.accept(topic('operations', 'jobs'), job(3, 'J-3')); // the buffer keeps 3, drops 5
-    now += 5_000;
+    env.now += 5_000;
     expect(i.health().heldEvents).toBe(1);
     expect(statusOf(i, 'work_queue')).toMatchObject({ heldEvents: 1, ageMs: 5_000 });
     // A contract violation held behind a gap is on its way to dead_letters, not to work_queue.
     const bad = Buffer.from(JSON.stringify({ op: 'u', before: null, after: { job_id: 'J-9', priority: 'high' }, source: { module: 'operations', stream: 'jobs', seq: 9 }, ts_ms: T0, contract: { name: 'operations.jobs', version: 1 } }));
     await i.accept(topic('operations', 'jobs'), job(2, 'J-2')); // releases 3
     await i.accept(topic('operations', 'jobs'), bad); // seq 9, held behind 4
-    now += 1_000;
+    env.now += 1_000;
     expect(statusOf(i, 'work_queue').heldEvents).toBe(0);
     expect(statusOf(i, 'dead_letters')).toMatchObject({ heldEvents: 1, ageMs: 1_000 });
   });
@@ -147,16 +105,16 @@ describe("a stream's newest event is dated on the monotonic clock", () => {
     await i.accept(topic('operations', 'jobs'), job(1, 'J-1'));
     expect(i.streamActivity()[0]).toMatchObject({ lastEventMs: T0, lastSeq: 1, clockAheadMs: 0 });
     mono += 2_000;
-    now += 2_000 + 3_600_000; // 2 s later, and the PC's clock set an hour ahead
+    env.now += 2_000 + 3_600_000; // 2 s later, and the PC's clock set an hour ahead
     // Received 2 s ago, as the wall clock now reads: a silence of 2 s, not an hour.
-    expect(now - i.streamActivity()[0]!.lastEventMs!).toBe(2_000);
-    expect(i.metrics()).toContain(`tilstand_ingest_stream_last_event_timestamp_seconds{site="s1",module="operations",stream="jobs"} ${(now - 2_000) / 1000}`);
-    now -= 2 * 3_600_000; // and then an hour behind
+    expect(env.now - i.streamActivity()[0]!.lastEventMs!).toBe(2_000);
+    expect(i.metrics()).toContain(`tilstand_ingest_stream_last_event_timestamp_seconds{site="s1",module="operations",stream="jobs"} ${(env.now - 2_000) / 1000}`);
+    env.now -= 2 * 3_600_000; // and then an hour behind
     mono += 1_000;
-    now += 1_000;
+    env.now += 1_000;
     await i.accept(topic('operations', 'jobs'), job(2, 'J-2'));
     // The newer event counts though its wall receive time is before the first one's.
-    expect(i.streamActivity()[0]).toMatchObject({ lastSeq: 2, lastEventMs: now, clockAheadMs: T0 - now });
+    expect(i.streamActivity()[0]).toMatchObject({ lastSeq: 2, lastEventMs: env.now, clockAheadMs: T0 - env.now });
   });
 });
 
@@ -172,11 +130,11 @@ describe('once ingest has stopped on an error', () => {
     await i.accept(topic('inventory', 'stock'), inv(1, 'A-1', 1));
     expect(() => i.commitAll()).toThrow(/EIO: injected/);
     expect(i.failure()?.message).toMatch(/committing table stock: EIO: injected/);
-    now += 1_000;
+    env.now += 1_000;
     await i.accept(topic('operations', 'jobs'), job(2, 'J-2')); // journaled, never applied in this run
     await i.accept(topic('operations', 'jobs'), Buffer.from('{not json')); // would be a dead letter
     expect(statusOf(i, 'work_queue')).toMatchObject({ ageMs: 0, pendingEvents: 0, withinBudget: true });
-    now += 60_001;
+    env.now += 60_001;
     expect(statusOf(i, 'work_queue')).toMatchObject({ ageMs: 60_001, pendingEvents: 0, withinBudget: false, breaches: 1 });
     expect(statusOf(i, 'dead_letters')).toMatchObject({ ageMs: 60_001, withinBudget: false });
     // stock's pending event aged already; resources got nothing and is not behind.

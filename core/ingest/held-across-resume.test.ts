@@ -1,61 +1,23 @@
 // Events held behind a missing seq when ingest stops (a resume in place, a restart): every counter
 // a user sees means the same after it as without one.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Catalog, LsmError, TableWriter } from '../lsm/index.ts';
-import { ContractRegistry } from './contracts.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LsmError, TableWriter } from '../lsm/index.ts';
 import { Ingestor, type IngestorOptions } from './ingestor.ts';
-import { Journal } from './journal.ts';
-import { SEED_BINDINGS } from './seed-bindings.ts';
-import { SEED_CONTRACTS } from './seed-contracts.ts';
-import { SEED_TABLES } from './seed-tables.ts';
+import { moduleEvent, seededIngestor, topic } from './test-support/seeded-ingestor.ts';
 
-const SITE = 's1';
 const T0 = Date.UTC(2026, 10, 30, 8, 0, 0);
-let dir: string;
-let journal: Journal;
-let contracts: ContractRegistry;
-let now: number;
-const open: Ingestor[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tilstand-held-resume-'));
-  journal = Journal.open(dir);
-  contracts = new ContractRegistry(join(dir, 'contracts'));
-  for (const c of SEED_CONTRACTS) contracts.register(c);
-  now = T0;
-});
+// Registered before the set-up's own afterEach, so it runs after it (vitest runs them as a stack).
 afterEach(() => {
-  for (const i of open.splice(0)) i.abandon();
-  journal.close();
   vi.restoreAllMocks();
-  rmSync(dir, { recursive: true, force: true });
 });
-
-const options = (extra: Partial<IngestorOptions> = {}): IngestorOptions => ({
-  site: SITE,
-  catalog: new Catalog(join(dir, 'warehouse')),
-  database: 'site_s1',
-  journal,
-  contracts,
-  bindings: [...SEED_BINDINGS],
-  tables: [...SEED_TABLES],
-  budgets: [],
-  clock: () => now,
-  publishResync: () => {},
-  sequencer: { reorder_window_ms: 1_000, resync_retry_ms: 1_000, gap_give_up_ms: 10_000 },
-  ...extra,
+const env = seededIngestor({
+  tmpPrefix: 'tilstand-held-resume-',
+  t0: T0,
+  defaults: { sequencer: { reorder_window_ms: 1_000, resync_retry_ms: 1_000, gap_give_up_ms: 10_000 } },
 });
-const start = (extra: Partial<IngestorOptions> = {}): Ingestor => {
-  const i = Ingestor.open(options(extra));
-  open.push(i);
-  return i;
-};
-const topic = (module: string, stream: string) => `tilstand/${SITE}/events/${module}/${stream}`;
-const ev = (module: string, stream: string, seq: number, after: Record<string, unknown>, contract: string) =>
-  Buffer.from(JSON.stringify({ op: 'u', before: null, after, source: { module, stream, seq }, ts_ms: T0, contract: { name: contract, version: 1 } }));
+const options = env.options;
+const start = env.start;
+const ev = (module: string, stream: string, seq: number, after: Record<string, unknown>, contract: string) => moduleEvent(module, stream, seq, after, contract, T0);
 const inv = (seq: number) => ev('inventory', 'stock', seq, { item: `A-${seq}`, location: 'L1', qty: seq }, 'inventory.stock');
 const res = (seq: number) => ev('commerce', 'reservations', seq, { item: `A-${seq}`, location: 'L1', reserved_qty: seq }, 'commerce.reservations');
 
@@ -84,7 +46,7 @@ function faultyStock(): { on: boolean } {
 async function resumeInPlace(old: Ingestor, extra: Partial<IngestorOptions> = {}): Promise<Ingestor> {
   old.releaseStopped();
   const i = await Ingestor.openInSlices(options({ ...extra, carried: old.carryOver() }), { onOpen: () => old.abandon() });
-  open.push(i);
+  env.open.push(i);
   return i;
 }
 
@@ -100,11 +62,11 @@ describe('events held behind a gap when ingest stops', () => {
     await i.accept(topic('inventory', 'stock'), inv(4)); // held
     await i.accept(topic('commerce', 'reservations'), res(1));
     i.commitAll();
-    now += 2_000;
+    env.now += 2_000;
     expect(i.status().find((s) => s.table === 'stock')).toMatchObject({ heldEvents: 2, breaches: 1, withinBudget: false });
     fault.on = true;
     await i.accept(topic('commerce', 'reservations'), res(2));
-    now += 600;
+    env.now += 600;
     expect(() => i.tick()).toThrow(/EIO: injected/);
     expect(i.failure()).not.toBeNull();
     await i.accept(topic('commerce', 'reservations'), res(3)); // journaled while stopped
@@ -138,7 +100,7 @@ describe('events held behind a gap when ingest stops', () => {
     i.commitAll();
     fault.on = true;
     await i.accept(topic('commerce', 'reservations'), res(2));
-    now += 10_000; // gap_give_up_ms: the skip releases seq 3 and 4, then stock's commit fails
+    env.now += 10_000; // gap_give_up_ms: the skip releases seq 3 and 4, then stock's commit fails
     expect(() => i.tick()).toThrow(/EIO: injected/);
     expect(counters(i)).toMatchObject({ events_applied_total: 5, seq_skipped_total: 1 });
     await i.accept(topic('commerce', 'reservations'), res(3));
@@ -149,7 +111,7 @@ describe('events held behind a gap when ingest stops', () => {
     expect(j.health().heldEvents).toBe(2);
     expect(counters(j)).toMatchObject({ events_accepted_total: 6, events_applied_total: 6, seq_skipped_total: 1 });
     // The gap is given up on again: the same seq, the same events.
-    now += 10_000;
+    env.now += 10_000;
     j.tick();
     expect(j.health().heldEvents).toBe(0);
     expect(counters(j)).toMatchObject({ events_accepted_total: 6, events_applied_total: 6, seq_skipped_total: 1 });
@@ -164,7 +126,7 @@ describe('events held behind a gap when ingest stops', () => {
     i.commitAll();
     fault.on = true;
     await i.accept(topic('commerce', 'reservations'), res(1));
-    now += 10_000;
+    env.now += 10_000;
     expect(() => i.tick()).toThrow(/EIO: injected/);
     fault.on = false;
     const j = await resumeInPlace(i);
@@ -234,7 +196,7 @@ describe('events held behind a gap when ingest stops', () => {
     i.commitAll();
     expect(counters(i)).toMatchObject({ events_accepted_total: 9, events_applied_total: 6, 'events_rejected_total{reason="bad_json"}': 1, reorder_held_events: 2 });
     i.close();
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
 
     // The tables' position stays before the held events: the restart reads the journal from there.
     const j = start();
@@ -259,16 +221,16 @@ describe('a gap skip across a restart', () => {
     await i.accept(topic('inventory', 'stock'), inv(4));
     i.commitAll();
     fault.on = true;
-    now += 10_000;
+    env.now += 10_000;
     expect(() => i.tick()).toThrow(/EIO: injected/); // dead_letters committed the skip, stock did not
     expect(counters(i)).toMatchObject({ events_applied_total: 3, seq_skipped_total: 1 });
     i.abandon();
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     fault.on = false;
 
     const j = start();
     expect(j.health().heldEvents).toBe(2);
-    now += 10_000;
+    env.now += 10_000;
     j.tick();
     expect(j.health().heldEvents).toBe(0);
     // 3 and 4 are written to stock by this run (it lacks them): applied here; the skip was counted before.
@@ -281,14 +243,14 @@ describe('a gap skip across a restart', () => {
     let i = start();
     await i.accept(topic('inventory', 'stock'), inv(1));
     await i.accept(topic('inventory', 'stock'), inv(3));
-    now += 10_000;
+    env.now += 10_000;
     i.tick(); // seq 2 given up on, committed everywhere
     i.commitAll();
     const remembered = (x: Ingestor) => (x as unknown as { skippedBefore?: Map<string, unknown[]> }).skippedBefore?.get('inventory/stock')?.length ?? 0;
     for (let n = 0; n < 5; n++) {
       fault.on = true;
       await i.accept(topic('inventory', 'stock'), inv(4 + n));
-      now += 1_000;
+      env.now += 1_000;
       expect(() => i.commitAll()).toThrow(/EIO: injected/);
       fault.on = false;
       i = await resumeInPlace(i);
@@ -339,7 +301,7 @@ describe('counters at a start without a carry', () => {
     await i.accept(topic('commerce', 'reservations'), res(2));
     await i.accept(topic('operations', 'jobs'), jobs(1));
     i.abandon(); // the crash: nothing after the commit above is in a table
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start();
     expect(j.health()).toMatchObject({ heldEvents: 0, recoveredEvents: 7 });
     expect(counters(j)).toMatchObject({ events_applied_total: 3, events_duplicate_total: 1, 'events_rejected_total{reason="contract_violation"}': 1, dead_letters_open: 1 });
@@ -362,7 +324,7 @@ describe('counters at a start without a carry', () => {
     expect(() => i.commitAll()).toThrow(/EIO: injected/);
     fault.on = false;
     i.abandon();
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start();
     expect(counters(j)).toMatchObject({ events_applied_total: 2, 'events_rejected_total{reason="contract_violation"}': 1, dead_letters_open: 1 });
   });
@@ -375,8 +337,8 @@ describe('each stream’s newest event (the stream_silent alarm) across a stop',
     await i.accept(topic('inventory', 'stock'), inv(3)); // held: the tables' position stays before it
     await i.accept(topic('commerce', 'reservations'), res(1));
     i.close();
-    open.splice(open.indexOf(i), 1);
-    now += 3_600_000; // the site was down for an hour
+    env.open.splice(env.open.indexOf(i), 1);
+    env.now += 3_600_000; // the site was down for an hour
     const j = start();
     expect(j.health().recoveredEvents).toBe(2);
     // Read again, not received since this open: the site counts silence from its start for both.
@@ -392,18 +354,18 @@ describe('each stream’s newest event (the stream_silent alarm) across a stop',
     await i.accept(topic('inventory', 'stock'), inv(1));
     await i.accept(topic('commerce', 'reservations'), res(1));
     i.commitAll(); // both committed: the resumed Ingestor does not read them again
-    now += 60_000;
+    env.now += 60_000;
     fault.on = true;
-    await i.accept(topic('operations', 'jobs'), Buffer.from(JSON.stringify({ op: 'u', before: null, after: { job_id: 'J-1', status: 'released', capability: 'forklift', priority: 5 }, source: { module: 'operations', stream: 'jobs', seq: 1 }, ts_ms: now, contract: { name: 'operations.jobs', version: 1 } })));
+    await i.accept(topic('operations', 'jobs'), Buffer.from(JSON.stringify({ op: 'u', before: null, after: { job_id: 'J-1', status: 'released', capability: 'forklift', priority: 5 }, source: { module: 'operations', stream: 'jobs', seq: 1 }, ts_ms: env.now, contract: { name: 'operations.jobs', version: 1 } })));
     await i.accept(topic('inventory', 'stock'), inv(2));
-    now += 1_000;
+    env.now += 1_000;
     expect(() => i.commitAll()).toThrow(/EIO: injected/);
-    now += 5_000;
+    env.now += 5_000;
     await i.accept(topic('commerce', 'reservations'), res(2)); // while stopped: journaled, and the module is there
     const seen = (x: Ingestor) => Object.fromEntries(x.streamActivity().map((s) => [s.stream, s.lastEventMs]));
-    expect(seen(i)).toEqual({ stock: T0 + 60_000, reservations: now, jobs: T0 + 60_000 });
+    expect(seen(i)).toEqual({ stock: T0 + 60_000, reservations: env.now, jobs: T0 + 60_000 });
     fault.on = false;
     const j = await resumeInPlace(i);
-    expect(seen(j)).toEqual({ stock: T0 + 60_000, reservations: now, jobs: T0 + 60_000 });
+    expect(seen(j)).toEqual({ stock: T0 + 60_000, reservations: env.now, jobs: T0 + 60_000 });
   });
 });

@@ -1,83 +1,27 @@
 // A late event of a range a gap skip gave up on is a dead letter `late_after_gap` (CONTRACTS.md §4,
 // "A late event after a skipped gap"; DESIGN.md, "Failure cases"), not a silent duplicate.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Catalog, valueToJson } from '../lsm/index.ts';
-import { ContractRegistry } from './contracts.ts';
+import { describe, expect, it } from 'vitest';
 import type { Binding } from './binding.ts';
-import { Ingestor, type IngestorOptions } from './ingestor.ts';
-import { Journal } from './journal.ts';
+import type { Ingestor, IngestorOptions } from './ingestor.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
-import { SEED_CONTRACTS } from './seed-contracts.ts';
 import { SEED_TABLES } from './seed-tables.ts';
 import { parseTableDefinition } from './site-tables.ts';
+import { seededIngestor, SITE, stockEvent } from './test-support/seeded-ingestor.ts';
 
-const SITE = 's1';
-const DB = 'site_s1';
 const T0 = Date.UTC(2026, 10, 30, 8, 0, 0);
 const TOPIC = `tilstand/${SITE}/events/inventory/stock`;
 const gapSkipAfter10s = { sequencer: { reorder_window_ms: 1_000, resync_retry_ms: 1_000, gap_give_up_ms: 10_000 } };
 
-let dir: string;
-let journal: Journal;
-let contracts: ContractRegistry;
-let now: number;
-const open: Ingestor[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tilstand-late-'));
-  journal = Journal.open(dir);
-  contracts = new ContractRegistry(join(dir, 'contracts'));
-  for (const c of SEED_CONTRACTS) contracts.register(c);
-  now = T0;
-});
-
-afterEach(() => {
-  for (const i of open.splice(0)) i.abandon();
-  journal.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function start(extra: Partial<IngestorOptions> = {}): Ingestor {
-  const i = Ingestor.open({
-    site: SITE,
-    catalog: new Catalog(join(dir, 'warehouse')),
-    database: DB,
-    journal,
-    contracts,
-    bindings: [...SEED_BINDINGS],
-    tables: [...SEED_TABLES],
-    budgets: [],
-    clock: () => now,
-    publishResync: () => {},
-    ...gapSkipAfter10s,
-    ...extra,
-  });
-  open.push(i);
-  return i;
-}
-
-const inv = (seq: number, item: string, qty: number) =>
-  Buffer.from(JSON.stringify({ op: 'u', before: null, after: { item, location: 'L1', qty }, source: { module: 'inventory', stream: 'stock', seq }, ts_ms: T0, contract: { name: 'inventory.stock', version: 1 } }));
-
-function stockRow(item: string): Record<string, unknown> | undefined {
-  const t = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table: 'stock' });
-  const r = t.reader();
-  try {
-    const values = r.get({ item, location: 'L1' });
-    return values ? Object.fromEntries(t.schema.fields.map((f, k) => [f.name, valueToJson(f.type, values[k])])) : undefined;
-  } finally {
-    r.close();
-  }
-}
+const env = seededIngestor({ tmpPrefix: 'tilstand-late-', t0: T0, defaults: gapSkipAfter10s });
+const start = env.start;
+const stockRow = env.stockRow;
+const inv = (seq: number, item: string, qty: number) => stockEvent(seq, item, qty, T0);
 
 /** seq 1 applied, seq 2 lost, seq 3 held and released by the skip at T0 + 10 s. */
 async function skipSeq2(i: Ingestor): Promise<void> {
   await i.accept(TOPIC, inv(1, 'A-1', 1));
   await i.accept(TOPIC, inv(3, 'A-1', 3));
-  now += 10_000;
+  env.now += 10_000;
   i.tick();
   i.commitAll();
   expect(stockRow('A-1')).toMatchObject({ on_hand: 3, inventory_seq: 3 });
@@ -108,13 +52,13 @@ describe('Ingestor: a late event after a skipped gap', () => {
     const i = start();
     await skipSeq2(i);
     i.close();
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start();
     const late = await j.accept(TOPIC, inv(2, 'B-1', 2));
     j.commitAll();
     expect(j.listDeadLetters().map((d) => [d.position, d.reason])).toEqual([[late, 'late_after_gap']]);
     j.abandon(); // kill -9 after the commit
-    open.splice(open.indexOf(j), 1);
+    env.open.splice(env.open.indexOf(j), 1);
     const k = start();
     await k.accept(TOPIC, inv(2, 'B-1', 2)); // once more: its letter is made already
     k.commitAll();
@@ -126,7 +70,7 @@ describe('Ingestor: a late event after a skipped gap', () => {
     await skipSeq2(i);
     const late = await i.accept(TOPIC, inv(2, 'B-1', 2));
     i.abandon();
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start();
     j.commitAll();
     expect(j.listDeadLetters().map((d) => [d.position, d.reason, d.status])).toEqual([[late, 'late_after_gap', 'open']]);
@@ -138,12 +82,12 @@ describe('Ingestor: a late event after a skipped gap', () => {
     i.tick(); // a new site's dead_letters commits its progress at once (hwm 1)
     i.commitAll();
     await i.accept(TOPIC, inv(3, 'A-1', 3));
-    now += 10_000;
+    env.now += 10_000;
     i.tick(); // the skip of seq 2: stock takes seq 3; dead_letters' idle commit is minutes away
     i.commitAll(); // stock commits hwm 3
     expect(stockRow('A-1')).toMatchObject({ on_hand: 3, inventory_seq: 3 });
     i.abandon(); // kill -9
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start();
     const late = await j.accept(TOPIC, inv(2, 'B-1', 2)); // the module's resend after the restart
     j.commitAll();
@@ -180,13 +124,13 @@ describe('Ingestor: a late event after a skipped gap', () => {
     i.tick();
     i.commitAll();
     await i.accept(TOPIC, inv(3, 'A-1', 3));
-    now += 10_000;
+    env.now += 10_000;
     i.tick(); // the skip of seq 2
-    now += 2_000;
+    env.now += 2_000;
     i.tick(); // stock is due, stock_counts is not
     expect(stockRow('A-1')).toMatchObject({ on_hand: 3, inventory_seq: 3 });
     i.abandon(); // kill -9
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start(two);
     const late = await j.accept(TOPIC, inv(2, 'B-1', 2));
     j.commitAll();

@@ -9,75 +9,21 @@
 // Besides: an existing site's dead_letters (its reason column's description lists the reasons of
 // its day) opens as it is and takes the new reason; a step of the wall clock does not age a held
 // event towards the letter (the Ingestor's monotonic clock).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Catalog, valueToJson } from '../lsm/index.ts';
-import { ContractRegistry } from './contracts.ts';
+import { describe, expect, it } from 'vitest';
+import { Catalog } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE } from './dead-letters.ts';
-import { Ingestor } from './ingestor.ts';
-import { Journal } from './journal.ts';
-import { SEED_BINDINGS } from './seed-bindings.ts';
-import { SEED_CONTRACTS } from './seed-contracts.ts';
-import { SEED_TABLES } from './seed-tables.ts';
+import type { Ingestor } from './ingestor.ts';
+import { DB, seededIngestor, SITE, stockEvent } from './test-support/seeded-ingestor.ts';
 
-const SITE = 's1';
-const DB = 'site_s1';
 const T0 = Date.UTC(2026, 11, 7, 8, 0, 0);
 const TOPIC = `tilstand/${SITE}/events/inventory/stock`;
 
-let dir: string;
-let journal: Journal;
-let contracts: ContractRegistry;
-let now: number;
-const open: Ingestor[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tilstand-far-ahead-replay-'));
-  journal = Journal.open(dir);
-  contracts = new ContractRegistry(join(dir, 'contracts'));
-  for (const c of SEED_CONTRACTS) contracts.register(c);
-  now = T0;
-});
-
-afterEach(() => {
-  for (const i of open.splice(0)) i.abandon();
-  journal.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function start(catalog = new Catalog(join(dir, 'warehouse')), monotonicClock?: () => number): Ingestor {
-  const i = Ingestor.open({
-    site: SITE,
-    catalog,
-    database: DB,
-    journal,
-    contracts,
-    bindings: [...SEED_BINDINGS],
-    tables: [...SEED_TABLES],
-    budgets: [],
-    clock: () => now,
-    publishResync: () => {},
-    ...(monotonicClock ? { monotonicClock } : {}),
-  });
-  open.push(i);
-  return i;
-}
-
-const inv = (seq: number, item: string, qty: number) =>
-  Buffer.from(JSON.stringify({ op: 'u', before: null, after: { item, location: 'L1', qty }, source: { module: 'inventory', stream: 'stock', seq }, ts_ms: now, contract: { name: 'inventory.stock', version: 1 } }));
-
-function stockRow(item: string): Record<string, unknown> | undefined {
-  const t = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table: 'stock' });
-  const r = t.reader();
-  try {
-    const values = r.get({ item, location: 'L1' });
-    return values ? Object.fromEntries(t.schema.fields.map((f, k) => [f.name, valueToJson(f.type, values[k])])) : undefined;
-  } finally {
-    r.close();
-  }
-}
+const env = seededIngestor({ tmpPrefix: 'tilstand-far-ahead-replay-', t0: T0 });
+const start = (catalog?: Catalog, monotonicClock?: () => number): Ingestor =>
+  env.start({ ...(catalog ? { catalog } : {}), ...(monotonicClock ? { monotonicClock } : {}) });
+const stockRow = env.stockRow;
+const inv = (seq: number, item: string, qty: number) => stockEvent(seq, item, qty, env.now);
 
 /** seq 1..10, then `far` for item A-1, then one event every 10 s in order (items I-n) for 16 minutes: the far one is a letter. */
 async function letterOf(i: Ingestor, far: number): Promise<number> {
@@ -86,7 +32,7 @@ async function letterOf(i: Ingestor, far: number): Promise<number> {
   await i.accept(TOPIC, inv(far, 'A-1', 7));
   for (let t = 0; t < 16 * 6; t++) {
     await i.accept(TOPIC, inv(++seq, `I-${seq}`, seq));
-    now += 10_000;
+    env.now += 10_000;
     i.tick();
   }
   i.commitAll();
@@ -145,7 +91,7 @@ describe('replaying a seq_far_ahead letter', () => {
     seq++;
     for (let t = 0; t < 6 * 6; t++) {
       await i.accept(TOPIC, inv(++seq, `I-${seq}`, seq));
-      now += 10_000;
+      env.now += 10_000;
       i.tick();
     }
     i.commitAll();
@@ -158,7 +104,7 @@ describe('replaying a seq_far_ahead letter', () => {
 
 describe('an existing site: dead_letters made before seq_far_ahead was a reason', () => {
   it("opens as it is (the reason column's description, which lists the reasons, is left, no schema change) and takes and lists the new letter", async () => {
-    const catalog = new Catalog(join(dir, 'warehouse'));
+    const catalog = new Catalog(join(env.dir, 'warehouse'));
     const old = 'one of bad_json, unsafe_json, bad_envelope, topic_mismatch, no_contract, contract_violation, no_binding, binding_error, unfit_for_table, late_after_gap';
     catalog.createDatabase(DB);
     catalog.createTable(
@@ -172,7 +118,7 @@ describe('an existing site: dead_letters made before seq_far_ahead was a reason'
     );
     const i = start(catalog);
     await letterOf(i, 1_000_000);
-    const t = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table: DEAD_LETTERS_TABLE.name });
+    const t = new Catalog(join(env.dir, 'warehouse')).getTable({ database: DB, table: DEAD_LETTERS_TABLE.name });
     expect(t.schema.id).toBe(0);
     expect(t.schema.fields.find((f) => f.name === 'reason')!.description).toBe(old);
     expect(i.listDeadLetters({ reason: 'seq_far_ahead' })).toHaveLength(1);
@@ -189,7 +135,7 @@ describe('the PC\'s wall clock steps', () => {
     const step = async (ms: number, wallStep = 0) => {
       await i.accept(TOPIC, inv(++seq, `I-${seq}`, seq));
       mono += ms;
-      now += ms + wallStep;
+      env.now += ms + wallStep;
       i.tick();
     };
     for (let t = 0; t < 6; t++) await step(10_000);

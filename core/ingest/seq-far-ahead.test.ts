@@ -2,78 +2,21 @@
 // ahead of its stream"; DESIGN.md, "Failure cases"). Held until the stream reached it, it kept
 // every table's journal position, the journal's checkpoint and so prune before it: the journal
 // grew past its byte retention until the disk budget held every module's PUBACKs.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Catalog, valueToJson } from '../lsm/index.ts';
-import { ContractRegistry } from './contracts.ts';
-import { Ingestor, type IngestorOptions } from './ingestor.ts';
-import { Journal } from './journal.ts';
-import { SEED_BINDINGS } from './seed-bindings.ts';
-import { SEED_CONTRACTS } from './seed-contracts.ts';
-import { SEED_TABLES } from './seed-tables.ts';
+import { describe, expect, it } from 'vitest';
+import type { Ingestor } from './ingestor.ts';
 import { DEFAULT_SEQUENCER_OPTIONS } from './sequencer.ts';
+import { seededIngestor, SITE, stockEvent } from './test-support/seeded-ingestor.ts';
 
-const SITE = 's1';
-const DB = 'site_s1';
 const T0 = Date.UTC(2026, 11, 7, 8, 0, 0);
 const TOPIC = `tilstand/${SITE}/events/inventory/stock`;
 const FAR = 1_000_000;
 /** The site's journal.retentionBytesMax in small. */
 const RETENTION_BYTES = 64 * 1024;
 
-let dir: string;
-let journal: Journal;
-let contracts: ContractRegistry;
-let now: number;
-const open: Ingestor[] = [];
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'tilstand-far-ahead-'));
-  journal = Journal.open(dir);
-  contracts = new ContractRegistry(join(dir, 'contracts'));
-  for (const c of SEED_CONTRACTS) contracts.register(c);
-  now = T0;
-});
-
-afterEach(() => {
-  for (const i of open.splice(0)) i.abandon();
-  journal.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function start(extra: Partial<IngestorOptions> = {}): Ingestor {
-  const i = Ingestor.open({
-    site: SITE,
-    catalog: new Catalog(join(dir, 'warehouse')),
-    database: DB,
-    journal,
-    contracts,
-    bindings: [...SEED_BINDINGS],
-    tables: [...SEED_TABLES],
-    budgets: [],
-    clock: () => now,
-    publishResync: () => {},
-    ...extra,
-  });
-  open.push(i);
-  return i;
-}
-
-const inv = (seq: number, item: string, qty: number) =>
-  Buffer.from(JSON.stringify({ op: 'u', before: null, after: { item, location: 'L1', qty }, source: { module: 'inventory', stream: 'stock', seq }, ts_ms: now, contract: { name: 'inventory.stock', version: 1 } }));
-
-function stockRow(item: string): Record<string, unknown> | undefined {
-  const t = new Catalog(join(dir, 'warehouse')).getTable({ database: DB, table: 'stock' });
-  const r = t.reader();
-  try {
-    const values = r.get({ item, location: 'L1' });
-    return values ? Object.fromEntries(t.schema.fields.map((f, k) => [f.name, valueToJson(f.type, values[k])])) : undefined;
-  } finally {
-    r.close();
-  }
-}
+const env = seededIngestor({ tmpPrefix: 'tilstand-far-ahead-', t0: T0 });
+const start = env.start;
+const stockRow = env.stockRow;
+const inv = (seq: number, item: string, qty: number) => stockEvent(seq, item, qty, env.now);
 
 /**
  * seq 1..10, then seq 1,000,000, then the stream goes on in order: 10 events every 10 s for
@@ -92,11 +35,11 @@ async function run(i: Ingestor, minutes: number) {
   const steps: { atMin: number; checkpoint: bigint; bytes: number }[] = [];
   for (let t = 0; t < minutes * 6; t++) {
     await batch(10);
-    now += 10_000;
+    env.now += 10_000;
     i.tick();
-    const keepAfter = journal.getCheckpoint('ingest') ?? 0n;
-    await journal.prune({ maxBytes: RETENTION_BYTES, keepAfter });
-    steps.push({ atMin: (t + 1) / 6, checkpoint: keepAfter, bytes: journal.bytesUsed() });
+    const keepAfter = env.journal.getCheckpoint('ingest') ?? 0n;
+    await env.journal.prune({ maxBytes: RETENTION_BYTES, keepAfter });
+    steps.push({ atMin: (t + 1) / 6, checkpoint: keepAfter, bytes: env.journal.bytesUsed() });
   }
   return { far, steps, lastSeq: seq };
 }
@@ -131,21 +74,21 @@ describe('Ingestor: an event held far ahead of a stream that keeps going', () =>
     const i = start();
     const { far, lastSeq } = await run(i, 10);
     i.abandon(); // kill -9 while it is held
-    open.splice(open.indexOf(i), 1);
+    env.open.splice(env.open.indexOf(i), 1);
     const j = start();
     expect(j.health().heldEvents).toBe(1); // the journal's read from before it holds it again
     let seq = lastSeq;
     for (let t = 0; t < 16 * 6; t++) {
       await j.accept(TOPIC, inv(++seq, `I-${seq % 50}`, seq));
-      now += 10_000;
+      env.now += 10_000;
       j.tick();
     }
     j.commitAll();
     expect(j.listDeadLetters().map((d) => [d.position, d.seq, d.status])).toEqual([[far, FAR, 'open']]);
     expect(j.health().heldEvents).toBe(0);
-    expect(journal.getCheckpoint('ingest')).toBeGreaterThan(far);
+    expect(env.journal.getCheckpoint('ingest')).toBeGreaterThan(far);
     j.close();
-    open.splice(open.indexOf(j), 1);
+    env.open.splice(env.open.indexOf(j), 1);
     const k = start();
     expect(k.health().heldEvents).toBe(0);
     k.commitAll();

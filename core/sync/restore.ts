@@ -33,7 +33,9 @@
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../inbox/index.ts';
+import { NEXT_ID_PROPERTY } from '../inbox/decision-log.ts';
+import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, decisionLogNextId } from '../inbox/index.ts';
+import { LOG_NEXT_PROPERTY } from '../inbox/log-recovery.ts';
 import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table, type TableSchema, type TagInfo } from '../lsm/index.ts';
 import { formatDuration } from '../lsm/cli/output.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
@@ -330,7 +332,11 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     entries.push(draftTableEntry(name, t.schema));
   }
   const restoredFromTag = fallBack(o, damagedLatest);
-  for (const r of restoredFromTag) tables[r.table] = { snapshotId: r.snapshotId, tags: catalog.getTable({ database: db, table: r.table }).listTags().map((x) => x.name) };
+  if (restoredFromTag.some((r) => r.table === DECISION_LOG_TABLE)) reserveLostLogIds(catalog, db);
+  for (const r of restoredFromTag) {
+    const t = catalog.getTable({ database: db, table: r.table });
+    tables[r.table] = { snapshotId: t.latestSnapshot()?.id ?? r.snapshotId, tags: t.listTags().map((x) => x.name) };
+  }
   const restoredAtMs = (o.clock ?? Date.now)();
   // The drafts of their config.json entries; none without such tables, and one a restore with
   // --force left from an earlier restore goes: it would name tables this warehouse may not have.
@@ -354,6 +360,28 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
   fs.rmSync(unfinishedPath, { force: true });
   return note;
+}
+
+/**
+ * decision_log restored at an older tag beside an approval_inbox whose commits claim log ids after
+ * it (`LOG_NEXT_PROPERTY`): the log's next id moves up to that claim in one commit of no rows, so
+ * the lost entries' ids stay unused. Left below it, the Inbox's open took the gap for a crash
+ * between its two commits (log-recovery.ts) and rebuilt the last inbox commit's entries from the
+ * log's next id on — ids approval_inbox's rows name as other proposals' first entries (a trail
+ * that began with someone else's approval), with a warning of a crash that never was.
+ */
+function reserveLostLogIds(catalog: Catalog, db: string): void {
+  if (!catalog.tableExists({ database: db, table: APPROVAL_INBOX_TABLE })) return;
+  const claimed = Number(catalog.getTable({ database: db, table: APPROVAL_INBOX_TABLE }).committedProperties()[LOG_NEXT_PROPERTY]);
+  const log = catalog.getTable({ database: db, table: DECISION_LOG_TABLE });
+  const next = decisionLogNextId(log);
+  if (!Number.isSafeInteger(claimed) || next === undefined || claimed <= next) return;
+  const w = log.newWriter({ commitUser: 'tilstand-inbox' });
+  try {
+    w.commit({ [NEXT_ID_PROPERTY]: String(claimed) });
+  } finally {
+    w.close();
+  }
 }
 
 /** A table whose latest snapshot at HQ is damaged, and the newest sound tag of an older snapshot it has. */

@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CliError, EXIT, parseArgs, pathOption, refuseExtraArguments, subcommand, usageError, type FlagSpecs, type ParsedArgs } from '../../lsm/cli/args.ts';
 import { formatDuration, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
+import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from '../../inbox/index.ts';
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, syncProblemText, type SyncNowResult, type SyncStatus } from '../engine.ts';
 import { isSyncError, SyncError } from '../errors.ts';
 import { existingOutbox, openOutboxDb } from '../outbox.ts';
@@ -428,8 +429,17 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
         await out.line(`restored site ${site} into ${data}: ${Object.entries(note.tables).map(([t, x]) => `${t}@${x.snapshotId ?? '-'}`).join(', ')}`);
         // A table restored at an older tag: from where, and what is lost (its resync lines follow).
         for (const f of note.restoredFromTag ?? []) {
+          // The inbox's tables are written by the site itself (the agent, people, the write-back):
+          // no module resends what they lost.
+          const lost =
+            f.table === APPROVAL_INBOX_TABLE
+              ? 'the proposals, decisions and command progress made after the tag, which are not resent (the agent proposes again what still holds; a command approved after the tag is no longer followed)'
+              : f.table === DECISION_LOG_TABLE
+                ? "the log's entries after the tag, which are not resent (their ids stay unused)"
+                : `what ${f.table} committed after the tag`;
+          const resent = f.table === APPROVAL_INBOX_TABLE || f.table === DECISION_LOG_TABLE ? '' : ", but for what its modules still hold and resend after the tag's marks (the resync lines below)";
           await out.line(
-            `${f.table}: HQ's latest snapshot ${f.damagedSnapshotId} is damaged; restored from tag ${f.tag} (snapshot ${f.snapshotId}, committed ${new Date(f.committedMs).toISOString()}); lost: what ${f.table} committed after the tag, up to snapshot ${f.damagedSnapshotId} (committed ${new Date(f.damagedCommittedMs).toISOString()}, ${formatDuration(f.lostMs)} later), but for what its modules still hold and resend after the tag's marks (the resync lines below)`,
+            `${f.table}: HQ's latest snapshot ${f.damagedSnapshotId} is damaged; restored from tag ${f.tag} (snapshot ${f.snapshotId}, committed ${new Date(f.committedMs).toISOString()}); lost: ${lost}, up to snapshot ${f.damagedSnapshotId} (committed ${new Date(f.damagedCommittedMs).toISOString()}, ${formatDuration(f.lostMs)} later)${resent}`,
           );
         }
         for (const r of note.resync) await out.line(`resync ${r.module}/${r.stream} after seq ${r.afterSeq} (${r.topic})`);

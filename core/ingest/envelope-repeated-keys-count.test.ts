@@ -6,20 +6,10 @@
 // ones the scan finds a repeated key in, naming the scan's path.
 import { describe, expect, it } from 'vitest';
 import { repeatedKeyPath } from '../lsm/json-keys.ts';
+import { mulberry32 } from '../lsm/testing/prng.ts';
 import { joinPath, parseEnvelope } from './envelope.ts';
 
 const TOPIC = 'tilstand/s1/events/inventory/stock';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('a repeated key found by counting, on the escape-free path', () => {
   it('refuses exactly what the scan finds (randomized)', () => {

@@ -74,26 +74,36 @@ export function recoverLostLogEntries(inbox: Table, log: DecisionLog, warn: (m: 
   // The snapshots whose commit claims entries the log does not have: back from the latest until
   // one that claims no more than the log holds. Compaction snapshots carry the claim unchanged and
   // add no rows of their own.
-  const lost: { id: number; superseded: LostEntry[] }[] = [];
+  const lost: { id: number; claim: number; superseded: LostEntry[] }[] = [];
+  let cutShort = false;
   for (let id = latest.id; id >= 1; id--) {
     const s = inbox.snapshots.tryGet(id);
     if (!s) {
       warn(`decision_log: approval_inbox snapshot ${id} has expired; entries of commits before snapshot ${id + 1} that the log lacks cannot be rebuilt`);
+      cutShort = true;
       break;
     }
     const c = claimOf(s.properties);
     if (c === undefined || c <= log.nextEntryId) break;
-    if (s.commitKind === 'APPEND') lost.push({ id: s.id, superseded: supersededOf(s.id, s.properties, warn) });
+    if (s.commitKind === 'APPEND') lost.push({ id: s.id, claim: c, superseded: supersededOf(s.id, s.properties, warn) });
   }
   lost.reverse();
   let entries = 0;
-  for (const { id, superseded } of lost) {
+  for (const [k, { id, claim, superseded }] of lost.entries()) {
     const rows: InboxRow[] = [];
     for (const ch of inbox.changes({ from: id - 1, to: id, mode: 'delta' })) {
       if (ch.kind === '+I' || ch.kind === '+U') rows.push(rowRecord(inbox.schema.fields, ch.row));
     }
     const before = rowsBefore(inbox, id, rows);
-    for (const { first, e } of entriesOf(rows, before, log.nextEntryId, superseded)) {
+    const rebuilt = entriesOf(rows, before, log.nextEntryId, superseded);
+    // The oldest of them, when the walk stopped at an expired snapshot: where its entries began is
+    // not known — the log may lack commits before it too (a site restored from an HQ whose
+    // decision_log lagged its approval_inbox, holding only the latest snapshot). Numbered from the
+    // log's next id, they took ids those lost commits had used (a proposal's trail, read from its
+    // log_first_entry, began with another's decision); numbered to end where its claim does, they
+    // keep their own (log-recovery-expired.test.ts).
+    if (k === 0 && cutShort) log.reserveThrough(claim - rebuilt.length);
+    for (const { first, e } of rebuilt) {
       // A `proposed` entry takes the id its row names (log_first_entry): a proposal's trail is
       // read from there. Ids skipped on the way are entries that cannot be rebuilt.
       if (first !== undefined) log.reserveThrough(first);

@@ -9,10 +9,13 @@ export type RefusalReason = 'unknown_user' | 'disabled' | 'locked' | 'wrong_pin'
 export class InboxError extends Error {
   readonly kind: InboxErrorKind;
   readonly reason: RefusalReason | undefined;
-  constructor(kind: InboxErrorKind, message: string, reason?: RefusalReason) {
+  /** For a Conflict: the decision someone else recorded while this one was being made (who). */
+  readonly decidedMeanwhileBy: string | undefined;
+  constructor(kind: InboxErrorKind, message: string, reason?: RefusalReason, decidedMeanwhileBy?: string) {
     super(message);
     this.name = `InboxError(${kind})`;
     this.kind = kind;
     this.reason = reason;
+    this.decidedMeanwhileBy = decidedMeanwhileBy;
   }
 }

@@ -1189,7 +1189,7 @@ export class Inbox {
     const was = before.decision;
     const d = p.decision;
     if (d !== null && (was === null || was.kind !== d.kind || was.by !== d.by || was.atMs !== d.atMs)) {
-      throw new InboxError('Conflict', `proposal ${p.id} was ${d.kind} by ${d.by} at ${new Date(d.atMs).toISOString()}${d.comment ? ` (${JSON.stringify(d.comment)})` : ''} while the ${verb === 'approve' ? 'approval was being checked' : `${verb} was being made`}; look at it again before deciding`);
+      throw new InboxError('Conflict', `proposal ${p.id} was ${d.kind} by ${d.by} at ${new Date(d.atMs).toISOString()}${d.comment ? ` (${JSON.stringify(d.comment)})` : ''} while the ${verb === 'approve' ? 'approval was being checked' : `${verb} was being made`}; look at it again before deciding`, undefined, d.by);
     }
     return p;
   }

@@ -924,9 +924,6 @@ export class SiteService implements SiteBackend {
     if (!d) throw new SiteApiError('internal', 'the approval inbox is not running on this site');
     const user = session.user!;
     let r;
-    // The decision the proposal had when this one began: another lead's recorded meanwhile (the
-    // inbox refuses it, core/inbox decided-meanwhile.test.ts) is named by its code.
-    const had = d.inbox.get(req.id)?.decision ?? null;
     try {
       r = await d.inbox.decide(req.id, req.decision, { user: user.name, pin: d.tickets.issue(user.name), ...(req.comment ? { comment: req.comment } : {}) });
     } catch (e) {
@@ -935,9 +932,9 @@ export class SiteService implements SiteBackend {
         const p = d.inbox.get(req.id);
         if (!p) throw new SiteApiError('not_found', e.message, undefined, { code: 'proposal.notFound', params: { id: req.id } });
         if (p.status !== 'open' && p.status !== 'deferred') throw new SiteApiError('conflict', e.message, undefined, { code: 'proposal.notOpen', params: { id: req.id, status: p.status } });
-        const now = p.decision;
-        if (e.kind === 'Conflict' && now !== null && (had === null || had.kind !== now.kind || had.by !== now.by || had.atMs !== now.atMs)) {
-          throw new SiteApiError('conflict', e.message, undefined, { code: 'proposal.decidedMeanwhile', params: { id: req.id, status: p.status, by: now.by } });
+        // Another lead's decision recorded while this one was made (core/inbox decided-meanwhile.test.ts).
+        if (e.decidedMeanwhileBy !== undefined) {
+          throw new SiteApiError('conflict', e.message, undefined, { code: 'proposal.decidedMeanwhile', params: { id: req.id, status: p.status, by: e.decidedMeanwhileBy } });
         }
       }
       throw e;

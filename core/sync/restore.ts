@@ -44,7 +44,7 @@ import { WriterLock } from '../lsm/writer-lock.ts';
 import { STUCK_STEP, SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { checkHqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
-import { mirrorSite, whereAtHq, type MirrorProgress } from './hq/mirror.ts';
+import { damageOf, mirrorSite, tagOfKey, whereAtHq, type MirrorProgress } from './hq/mirror.ts';
 import { siteDatabase, tablePrefix } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
 import { referencedFiles } from './plan.ts';
@@ -288,13 +288,12 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   // A damaged tag (its JSON torn at HQ, or naming a file HQ lacks) is left out and reported, as
   // `hq pull` does: failing the whole restore on one old tag left a dead site's operator nothing.
   const damagedTags: NonNullable<RestoreNote['damagedTags']> = [];
-  const tagOfKey = (key: string) => {
-    const m = /^[^/]+\/([^/]+)\/tag\/tag-(.+)$/.exec(key);
-    return m ? `${m[1]}/${m[2]}` : key;
-  };
   const mirrored = await mirrorSite(o.target, o.site, warehouse, {
     contractsDir: join(o.dataDir, 'contracts'),
-    onDamagedTag: (key, e) => damagedTags.push({ tag: tagOfKey(key), key, error: e.message.replace(/^HQ's file is damaged: /, '') }),
+    onDamagedTag: (key, e) => {
+      const t = tagOfKey(key);
+      damagedTags.push({ tag: t ? `${t.table}/${t.tag}` : key, key, error: damageOf(e) });
+    },
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
   });
   if (mirrored.tables.length === 0) throw new SyncError('NotFound', `HQ (${o.target.description}) has no tables for site ${o.site}`);

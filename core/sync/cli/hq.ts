@@ -15,7 +15,7 @@ import { formatTable, LineWriter, type CliIO } from '../../lsm/cli/output.ts';
 import { parseSnapshotId, parseTime, readPoint } from '../../lsm/cli/values.ts';
 import { LsmError, type ReadPoint, type Table } from '../../lsm/index.ts';
 import { checkedTagName, decisionTagName, newestFirst, PROPOSAL_STATUSES, proposalFromRow, rowRecord, type Proposal } from '../../inbox/index.ts';
-import { listSite, mirrorSite, tablesOf } from '../hq/mirror.ts';
+import { damageOf, listSite, mirrorSite, tablesOf, tagOfKey } from '../hq/mirror.ts';
 import { ownWrites, recordPull, recordUnfinished, refuseOwnWrites } from '../hq/pull-record.ts';
 import { exportRows, type ExportFormat } from '../hq/export.ts';
 import { csvHeader, formatRow } from '../hq/output.ts';
@@ -329,7 +329,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
     }
     const cache = pathOption(args, 'cache', 'a directory');
     // An S3 HQ's tables are read through a local copy, which leaves a damaged tag out (said here).
-    const onDamagedTag = (key: string, e: SyncError) => note(io, `tag ${key.replace(/^.*\/tag\/tag-/, '')} at HQ is damaged and left out of the local copy read here (the rest of the table is read): ${e.message.replace(/^HQ's file is damaged: /, '')}`);
+    const onDamagedTag = (key: string, e: SyncError) => note(io, `tag ${tagOfKey(key)?.tag ?? key} at HQ is damaged and left out of the local copy read here (the rest of the table is read): ${damageOf(e)}`);
     const store = new HqStore(target, { ...(cache ? { cacheDir: resolve(cache) } : {}), onDamagedTag });
     const out = new LineWriter(io.stdout);
     try {
@@ -387,7 +387,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
           if (damaged !== undefined) {
             await out.end();
             const n = damaged.size;
-            throw new SyncError('Verification', `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not listed (the others are): ${[...damaged.values()].map((e) => e.message.replace(/^HQ's file is damaged: /, '')).join('; ')}`);
+            throw new SyncError('Verification', `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not listed (the others are): ${[...damaged.values()].map(damageOf).join('; ')}`);
           }
           break;
         }
@@ -499,7 +499,7 @@ export async function runHq(argv: readonly string[], io: CliIO): Promise<number>
             const n = damaged.length;
             throw new SyncError(
               'Verification',
-              `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not pulled (the rest of the site is): ${damaged.map((e) => e.message.replace(/^HQ's file is damaged: /, '')).join('; ')}`,
+              `${n} tag${n === 1 ? '' : 's'} at HQ ${n === 1 ? 'is' : 'are'} damaged and not pulled (the rest of the site is): ${damaged.map(damageOf).join('; ')}`,
             );
           }
           break;

@@ -91,7 +91,18 @@ const HINT = /^snapshot\/(EARLIEST|LATEST)$/;
 const HINT_KEY = /\/snapshot\/(EARLIEST|LATEST)$/;
 const SNAPSHOT_KEY = /\/snapshot\/snapshot-(\d+)$/;
 const SCHEMA_KEY = /^[^/]+\/[^/]+\/schema\/schema-\d+$/;
-const TAG_KEY = /^[^/]+\/[^/]+\/tag\/tag-[^/]+$/;
+const TAG_KEY = /^[^/]+\/([^/]+)\/tag\/tag-([^/]+)$/;
+/** What a damaged HQ file's Verification error (`damaged` below) starts with. */
+const DAMAGED = "HQ's file is damaged: ";
+
+/** The table and tag of an HQ key of a tag's JSON (`site_<id>.db/<table>/tag/tag-<name>`), or undefined. */
+export function tagOfKey(key: string): { table: string; tag: string } | undefined {
+  const m = TAG_KEY.exec(key);
+  return m ? { table: m[1]!, tag: m[2]! } : undefined;
+}
+
+/** What is wrong with a damaged HQ file, without the words its error starts with. */
+export const damageOf = (e: Error): string => (e.message.startsWith(DAMAGED) ? e.message.slice(DAMAGED.length) : e.message);
 
 /** Tables of a site at HQ: folders under `site_<id>.db/` holding a schema file. */
 export function tablesOf(site: string, keys: readonly ObjectInfo[]): string[] {
@@ -163,7 +174,7 @@ function checkJson(target: SyncTarget, key: string, bytes: Uint8Array): void {
     else if (TAG_KEY.test(key)) tagFromJson(text, where);
   } catch (e) {
     if (!isCorruption(e)) return;
-    throw new SyncError('Verification', `HQ's file is damaged: ${(e as Error).message}`, { cause: e });
+    throw new SyncError('Verification', `${DAMAGED}${(e as Error).message}`, { cause: e });
   }
 }
 

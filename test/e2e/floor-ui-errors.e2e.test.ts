@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild } from './support.ts';
+import { CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAll } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-errors.e2e.test.ts');
 
@@ -55,7 +55,7 @@ suite("the floor UI's errors in the site's log (chromium)", () => {
     // Once: the retries on each push of the store's state send it no more.
     await page.waitForTimeout(6_000);
     expect(siteLog().split('\n').filter((l) => l.includes('client error ')).length).toBe(1);
-    await page.unroute('**/api/deadLetters');
+    await unrouteAll(page);
     await page.click('nav [data-screen="inbox"]');
   });
 

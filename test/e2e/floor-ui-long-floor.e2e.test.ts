@@ -17,7 +17,7 @@
 import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalView } from '../../core/site/api.ts';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAll } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-long-floor.e2e.test.ts');
 
@@ -96,7 +96,7 @@ suite('a bad morning on a 1024 × 768 floor PC (chromium)', () => {
     })()`)) as { top: number; bottom: number; h: number };
     expect(box.top, 'the following row in the window').toBeGreaterThanOrEqual(0);
     expect(box.bottom).toBeLessThanOrEqual(box.h);
-    await page.unroute('**/api/listProposals');
+    await unrouteAll(page);
     expect(pageErrors).toEqual([]);
   });
 
@@ -120,7 +120,7 @@ suite('a bad morning on a 1024 × 768 floor PC (chromium)', () => {
       const page_ = (await page.evaluate('document.documentElement.scrollWidth')) as number;
       if (page_ > 1024) over.push(`${l}: page ${page_} px`);
     }
-    for (const m of ['tables', 'status']) await page.unroute(`**/api/${m}`);
+    await unrouteAll(page);
     await lang('en');
     expect(over).toEqual([]);
   });

@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TABLE_BUDGETS } from '../../core/ingest/freshness.ts';
 import type { ProposalView } from '../../core/site/api.ts';
 import { MESSAGES, tableDecision, type MessageKey } from '../../renderer/src/i18n/messages.ts';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAll } from './support.ts';
 
 describe('the Tables screen’s default decisions (no browser)', () => {
   // The renderer may import only types from core: its English copy of the defaults is checked here.
@@ -91,7 +91,7 @@ suite('the floor UI when something goes wrong (chromium)', () => {
     expect(await page.locator('header').count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, 'robust-screen-failed-nb.png') });
     // The site mended: "Try again" reads the screen's data again and shows it.
-    await page.unroute('**/api/deadLetters');
+    await unrouteAll(page);
     await page.click('[data-crashed="deadLetters"] button.crash-retry');
     await expect.poll(() => page.locator('section.dead-letters').count()).toBe(1);
     expect(await page.locator('[data-crashed]').count()).toBe(0);
@@ -103,7 +103,7 @@ suite('the floor UI when something goes wrong (chromium)', () => {
     await go('stock');
     await go('deadLetters');
     await page.waitForSelector('[data-crashed="deadLetters"]');
-    await page.unroute('**/api/deadLetters');
+    await unrouteAll(page);
     await go('stock');
     await page.waitForSelector('tbody tr');
     expect(await page.locator('[data-crashed]').count()).toBe(0);
@@ -214,7 +214,7 @@ suite('the floor UI when something goes wrong (chromium)', () => {
         await page.uncheck('.inbox-list input[name="withdrawn"]');
       }
     }
-    await page.unroute('**/api/listProposals');
+    await unrouteAll(page);
     await page.click('.inbox-views button:nth-child(1)');
     await page.setViewportSize({ width: 1366, height: 768 });
     await lang('en');

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { type Page, type Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, ROOT, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, ROOT, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, unrouteAll } from './support.ts';
 import type { ProposalView, StockView } from '../../core/site/api.ts';
 
 const SHOTS = join(ROOT, 'test-artifacts/screenshots');
@@ -279,7 +279,7 @@ suite('the floor UI end to end (chromium)', () => {
       expect(sent).toBe(1);
     } finally {
       release();
-      await page.unroute('**/api/decide');
+      await unrouteAll(page);
     }
   });
 

@@ -158,6 +158,16 @@ export async function signedInPage(url: string, user: string, secret: string, pa
   return browser;
 }
 
+/**
+ * Every route of `page` removed, after the handlers still running have finished. A plain
+ * `page.unroute` does not wait: chromium lets the request a handler still holds go on, and the
+ * handler's own `route.fulfill` or `route.continue` then rejects with "Route is already handled!"
+ * outside the test (an unhandled rejection that failed a CI run; unroute-in-flight.e2e.test.ts).
+ */
+export async function unrouteAll(page: Page): Promise<void> {
+  await page.unrouteAll({ behavior: 'wait' });
+}
+
 /** The end of a suite that used startDemo and signedInPage: chromium closed, the site stopped, both folders removed. */
 export async function stopDemo(demo: DemoChild | undefined, browser: { context: BrowserContext; profile: string } | undefined): Promise<void> {
   await browser?.context.close().catch(() => undefined);

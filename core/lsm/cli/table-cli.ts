@@ -638,7 +638,10 @@ export function tableUsage(): string[] {
     lines.push(`  tilstand table ${c.name} --warehouse <dir> ${c.synopsis}`);
     lines.push(`      ${c.summary}`);
   }
-  lines.push('', 'exit codes: 0 ok, 1 not found, 2 usage or invalid argument, 3 conflict (another writer), 4 corruption, 5 other I/O');
+  // `tilstand help` prints this line for every command: there 3 is also a site already running, a
+  // user or data directory that exists, a proposal decided meanwhile, a request the running site
+  // or HQ refused, dead letters that still fail (README.md: exit codes).
+  lines.push('', 'exit codes: 0 ok, 1 not found, 2 usage or invalid argument, 3 conflict (another writer, or not done as things stand; the message says why), 4 corruption, 5 other I/O');
   return lines;
 }
 

@@ -45,6 +45,11 @@ describe('tilstand', () => {
         expect(r.out).toContain(`tilstand ${c}`);
       }
       expect(r.out).toContain('exit codes');
+      // 3 is more than another writer (a site already running, a user that exists, a proposal
+      // decided meanwhile, a request the site or HQ refused, letters that still fail): one line.
+      expect(r.out.split('\n').filter((l) => l.startsWith('exit codes'))).toEqual([
+        'exit codes: 0 ok, 1 not found, 2 usage or invalid argument, 3 conflict (another writer, or not done as things stand; the message says why), 4 corruption, 5 other I/O',
+      ]);
     }
   });
 

@@ -14,7 +14,7 @@ import { DEAD_LETTERS_TABLE_NAME, deadLetterHeads, lettersOf, openFirst, wholeDe
 import { DEAD_LETTER_REASONS } from '../../ingest/envelope.ts';
 import { DEAD_LETTER_LIST_DEFAULT, DEAD_LETTER_LIST_MAX } from '../../ingest/ingestor.ts';
 import { Catalog, localFileIO } from '../../lsm/index.ts';
-import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserStore, visibleName, type Role } from '../../inbox/users.ts';
+import { guessablePin, guessablePinMessage, nameProblem, ROLES, UserError, UserStore, visibleName, type Role } from '../../inbox/users.ts';
 import { DECISION_LOG_TABLE, readConfigChanges } from '../../inbox/index.ts';
 import { jsonErrorWhere } from '../../lsm/errors.ts';
 import { bindingConfigError, catalogOptions, checkConfigBindings, configBindings, siteTableDefinitions, checkStartRules, ConfigError, hqInDataProblem, DEFAULT_DATA_DIR, dataPaths, externalBrokerModules, LIVE_CONFIG_SECTIONS_TEXT, loadSiteRuleFiles, readConfig, type SiteConfig } from '../config.ts';
@@ -588,6 +588,18 @@ function refuseGuessablePin(pin: string | undefined): void {
 }
 
 /**
+ * The user store's refusal of a secret given as an option, named as that option (`option
+ * '--password': password: expected 8 to 256 characters`), as `init` names its own: the store's
+ * words say the rule but not which option to fix. Any other refusal (a name, no secret at all) as
+ * the store says it.
+ */
+function userRefusalMessage(e: unknown, a: ParsedArgs): string {
+  const field = e instanceof UserError ? e.field : undefined;
+  const given = (field === 'pin' || field === 'password' || field === 'badge') && a.string(field) !== undefined;
+  return given ? `option '--${field}': ${(e as Error).message}` : (e as Error).message;
+}
+
+/**
  * For `users list`: a name an older version took that a new user could not have ("anna\u200B"
  * looks like "anna"), shown with its invisible characters and odd spaces as <U+XXXX>, so an admin
  * can tell it from the user it looks like. The user keeps it and signs in with it (inbox users.ts).
@@ -633,7 +645,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
         await print(io.stdout, [`added user ${u.name} (${u.role})`]);
       } catch (e) {
         const kind = (e as { kind?: string }).kind;
-        throw new CliError(kind === 'AlreadyExists' ? EXIT.conflict : EXIT.usage, (e as Error).message);
+        throw new CliError(kind === 'AlreadyExists' ? EXIT.conflict : EXIT.usage, userRefusalMessage(e, a));
       }
       return EXIT.ok;
     }
@@ -648,7 +660,7 @@ export async function runUsers(argv: string[], io: CliIO): Promise<number> {
         await print(io.stdout, [`new ${pin !== undefined ? 'PIN' : 'password'} set for ${u.name}${u.disabled ? ' (the user is disabled: tilstand users enable)' : ''}; it replaces their ${pin !== undefined ? 'password' : 'PIN'}, if they had one; a lockout is lifted`]);
       } catch (e) {
         const kind = (e as { kind?: string }).kind;
-        throw new CliError(kind === 'NotFound' ? EXIT.notFound : EXIT.usage, (e as Error).message);
+        throw new CliError(kind === 'NotFound' ? EXIT.notFound : EXIT.usage, userRefusalMessage(e, a));
       }
       return EXIT.ok;
     }

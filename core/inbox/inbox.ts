@@ -286,6 +286,13 @@ const NEXT: Record<CommandState, readonly CommandState[]> = {
   failed: [],
 };
 
+/**
+ * The decider of an approval the inbox learnt of from the module's ack alone (`approvalNotOnRecord`):
+ * "?" needs no translation on the floor UI. Its role is empty, which no user's is, and its reason
+ * says what happened.
+ */
+export const APPROVER_NOT_ON_RECORD = '?';
+
 const REFUSAL: Record<string, RefusalReason> = { unknown: 'unknown_user', disabled: 'disabled', locked: 'locked', wrong: 'wrong_pin', no_secret: 'no_pin' };
 
 export class Inbox {
@@ -986,6 +993,33 @@ export class Inbox {
 
   // ------------------------------------------------------------------------------------------
   // The write-back side.
+
+  /**
+   * The module `module` answers the command of proposal `id`, which this inbox never approved (it
+   * is open, deferred or withdrawn, without a command): its approval was lost with the site PC — a
+   * restore from an earlier state of HQ (`--fall-back-to-tag`, or an HQ the last commits had not
+   * reached) — while the command had gone out. Recorded as the ack says it was: approved by a
+   * person not on record (`APPROVER_NOT_ON_RECORD`), now, and the command `sent` (the caller then
+   * marks the ack). Left open, a second approval sent the same command id, which the module client
+   * answers with its stored ack (a refusal refused every approval of it), and a rejection stood
+   * over a command carried out (approval-lost-in-restore.test.ts).
+   * Returns the proposal, or undefined when it is not such a one.
+   */
+  approvalNotOnRecord(id: string, module: string): Proposal | undefined {
+    this.check();
+    const p = this.get(id);
+    if (!p || p.module !== module || p.command !== null || (p.decision !== null && p.decision.kind !== 'deferred')) return undefined;
+    const atMs = this.clock();
+    const reason = `not on record: module ${module} answered the command of ${id}, approved before the site was restored from an earlier state (its approval lost with the PC); who approved it and when are not known`;
+    const next = this.decideAs(p, { kind: 'approved', by: APPROVER_NOT_ON_RECORD, role: '', atMs, comment: null, snapshots: { seen: {}, checked: {} }, reason });
+    // Sent at some time before; counted from now, so the effect is awaited appliedTimeoutMs.
+    const c: CommandProgress = { state: 'sent', topic: commandTopic(this.site, module), sentAtMs: atMs, updatedAtMs: atMs, detail: null };
+    const sent = this.writeGroup(next, 'command', commandColumns(c));
+    this.appendGroupEntry('command', { atMs, proposalId: id, event: 'command_sent', actor: 'write-back', detail: entryDetail.command(c.topic, null) });
+    this.keepEvidence(sent);
+    this.commitBoth();
+    return sent;
+  }
 
   /**
    * Moves an approved proposal's command to `state`. Returns the proposal, or undefined when the

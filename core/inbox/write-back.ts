@@ -9,7 +9,10 @@
 //   acks     `{command_id, module, ok, result | error, ts_ms}` on `tilstand/<site>/acks/<module>`:
 //            ok → `acknowledged`, not ok → `failed` (the module's error kept as the detail); an
 //            ack of a command still `pending` (the module answered before the PUBACK) marks it
-//            `sent` first.
+//            `sent` first. On a site restored from HQ (`restoredAtMs`), an ack of a proposal of
+//            ours made before the restore that has no command (its approval lost with the old PC)
+//            is recorded as an approval not on record, then as any ack
+//            (`Inbox.approvalNotOnRecord`), with a warning; elsewhere it is warned of and ignored.
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late effect or
@@ -70,6 +73,14 @@ export interface WriteBackOptions {
   pollMs?: number;
   ackBytesMax?: number;
   pollBatchMax?: number;
+  /**
+   * When this site was rebuilt from HQ by `tilstand restore` (its restore note's `restoredAtMs`),
+   * undefined when it never was. Only then can an ack of a proposal made before it, which this
+   * inbox never approved, be its approval lost with the old PC (`Inbox.approvalNotOnRecord`);
+   * on any other site such an ack is warned of and ignored — a module's ack alone does not decide
+   * a proposal.
+   */
+  restoredAtMs?: number;
   onWarning?: (message: string) => void;
 }
 
@@ -215,9 +226,33 @@ export class WriteBack {
       return this.warn(`ack on ${topic} is not JSON; ignored`);
     }
     if (!ack || typeof ack !== 'object' || typeof ack.command_id !== 'string' || typeof ack.ok !== 'boolean') return this.warn(`ack on ${topic} has no command_id/ok; ignored`);
-    const p = this.o.inbox.get(ack.command_id);
-    if (!p || p.command === null) return; // not ours (another Tilstand, or a module's own test)
+    let p = this.o.inbox.get(ack.command_id);
+    if (!p || p.module === null) return; // not ours (another Tilstand, or a module's own test)
     if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but the command went to ${p.module}; ignored`);
+    if (p.command === null) {
+      // Our proposal, never approved here, and its module answers its command: on a site restored
+      // from HQ, of a proposal made before the restore, the approval was lost with the old PC.
+      // Dropped, the proposal stayed open for a second approval of a command already carried out
+      // (or refused for good). Anywhere else no approval can have been lost: a module's ack does
+      // not decide a proposal.
+      const restoredAtMs = this.o.restoredAtMs;
+      if (restoredAtMs === undefined || p.createdAtMs >= restoredAtMs) {
+        return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command and ${restoredAtMs === undefined ? 'this site was not restored from HQ' : 'was made after the restore'}; ignored`);
+      }
+      let recorded: Proposal | undefined;
+      try {
+        recorded = this.o.inbox.approvalNotOnRecord(p.id, module);
+      } catch (e) {
+        // A commit that failed (as in mark): the inbox holds the write for its next commit.
+        this.warn(`the approval of ${p.id} not on record failed to be recorded (a write the inbox holds goes with its next commit): ${(e as Error).message}`);
+        recorded = this.o.inbox.get(p.id);
+      }
+      if (recorded?.command == null) return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`);
+      this.warn(
+        `ack of ${p.id} from ${module}: its approval is not on record (lost with the site PC: restored from an earlier state of HQ), but the module ${ack.ok ? 'carried out' : 'refused'} its command; recorded as approved by "?" — find out who approved it`,
+      );
+      p = recorded;
+    }
     // Well-formed: the table refuses a lone surrogate (a JSON escape, or a cut inside a pair).
     const detail = ack.ok ? (ack.result === undefined ? null : wellFormedPrefix(JSON.stringify(ack.result), ACK_DETAIL_CHARS_MAX)) : wellFormedPrefix(String(ack.error ?? 'failed'), ACK_DETAIL_CHARS_MAX);
     // The module answered before the publish returned (its ack handled ahead of the PUBACK), or
@@ -225,7 +260,7 @@ export class WriteBack {
     // find no transition (pending → acknowledged is none) and be lost; a refusal would go
     // pending → failed as one never sent, which says nothing of the module and does not count
     // toward FAILURES_TO_QUIET: a module refusing again and again was asked every minute.
-    if (p.command.state === 'pending') this.mark(p.id, 'sent', null);
+    if (p.command?.state === 'pending') this.mark(p.id, 'sent', null);
     this.mark(p.id, ack.ok ? 'acknowledged' : 'failed', detail, module);
   }
 

@@ -267,6 +267,12 @@ export interface SiteStatus {
    * sees the agent is alive (absent from an older site's answer).
    */
   agent?: AgentStatus;
+  /**
+   * The tables `tilstand restore --fall-back-to-tag` rolled back to an older tag, for a week after
+   * the restore (core/site status.ts `RESTORED_FROM_TAG_SHOWN_MS`): the Sync screen says what they
+   * lost. Absent when there are none, past the week, and from an older site's answer.
+   */
+  restoredFromTag?: RestoredFromTagView[];
 }
 
 /** The site's agent: its interval, whether its timers run, its last run. */
@@ -352,6 +358,29 @@ export interface SyncDropped {
   atMs: number;
   /** The engine's English sentence (`tilstand status`, `sync status`); the UIs word `kind`. */
   why: string;
+}
+
+/**
+ * A table restored from an older tag because its latest snapshot at HQ was damaged (core/sync
+ * `RestoreNote.restoredFromTag`, `tilstand restore --fall-back-to-tag`): what it committed after
+ * the tag, up to that damaged snapshot, is lost — but for what its modules resent after the tag's
+ * marks; approval_inbox and decision_log are the site's own writing, which nothing resends.
+ */
+export interface RestoredFromTagView {
+  table: string;
+  tag: string;
+  /** The tag's snapshot, the table's latest as restored, and its commit (epoch ms). */
+  snapshotId: number;
+  committedMs: number;
+  /** HQ's damaged latest snapshot and its commit (epoch ms): the end of what is lost. */
+  damagedSnapshotId: number;
+  damagedCommittedMs: number;
+  /** The time between the two commits. */
+  lostMs: number;
+  /** What was wrong with the damaged snapshot (core/sync's English; the UIs word the case). */
+  error: string;
+  /** When the restore ran (epoch ms). */
+  restoredAtMs: number;
 }
 
 /**

@@ -84,6 +84,8 @@ export interface DecisionsOptions {
   agentTimer?: boolean;
   /** The agent's first run evaluates every row (its thresholds changed while the site was stopped). */
   reevaluateAll?: boolean;
+  /** When `tilstand restore` rebuilt this site from HQ (its restore note), for the write-back (`WriteBackOptions.restoredAtMs`). */
+  restoredAtMs?: number;
   log: (line: string) => void;
 }
 
@@ -132,6 +134,7 @@ export class Decisions {
           return () => o.internal.off('message', h);
         },
         effectSeen: (p) => agent!.effectSeen(p),
+        ...(o.restoredAtMs !== undefined ? { restoredAtMs: o.restoredAtMs } : {}),
         onWarning: (m) => o.log(`write-back: ${m}`),
       });
     } catch (e) {

@@ -773,7 +773,9 @@ export class SiteService implements SiteBackend {
     const deadLetterClosedRetentionMs = this.site.config.deadLetters.closedRetentionMs;
     // From the decision half's memory (no table read): status comes every few seconds.
     const agent = this.site.decisions?.agentStatus(now);
-    return { siteId: this.site.config.site, nowMs: now, statusEveryMs: this.statusEveryMs, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules(), ...(agent ? { agent } : {}) };
+    // From the note as the start read it (Site.restoredFromTag), for the Sync screen.
+    const restoredFromTag = this.site.restoredFromTag(now);
+    return { siteId: this.site.config.site, nowMs: now, statusEveryMs: this.statusEveryMs, broker: b, tables, streams, deadLetters, deadLetterClosedRetentionMs, alarms, sync, proposals, ui: { idleSignOutMs: this.site.config.ui.idleSignOutMs }, agentRules: this.site.agentRules(), ...(agent ? { agent } : {}), ...(restoredFromTag.length > 0 ? { restoredFromTag } : {}) };
   }
 
   /**

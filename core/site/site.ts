@@ -22,7 +22,7 @@ import { Outbox } from '../sync/outbox.ts';
 import { isCorruption, localFileIO, LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
-import { readRestoreNote, RESTORE_NOTE, RESTORE_UNFINISHED, unfinishedRestore } from '../sync/restore.ts';
+import { readRestoreNote, RESTORE_NOTE, RESTORE_UNFINISHED, unfinishedRestore, type RestoreNote } from '../sync/restore.ts';
 import { damageIn } from '../sync/cli/common.ts';
 import mqtt, { type MqttClient } from 'mqtt';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -48,7 +48,7 @@ import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, openIngestorInSlices, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMeta, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
-import { fedTables, journalState, redactTarget, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
+import { fedTables, journalState, redactTarget, restoredFromTagShown, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { UserStore } from '../inbox/users.ts';
@@ -61,7 +61,7 @@ import { Decisions } from './decisions.ts';
 import { agentControlHandlers } from './cli/agent-cli.ts';
 import { ruleOrigins, rulesInForce, type LoadedRuleFiles, type RunResult } from '../agents/index.ts';
 import { RuleFileModules } from '../agents/rule-files.ts';
-import type { AgentRuleView } from './api.ts';
+import type { AgentRuleView, RestoredFromTagView } from './api.ts';
 import { SiteService, STOP_CALLS_WAIT_MS } from './service.ts';
 import { UiServer } from './ui-server.ts';
 import type { Contract } from '../ingest/contracts.ts';
@@ -373,6 +373,12 @@ export class Site {
   private tickTimer: NodeJS.Timeout | undefined;
   private pruneTimer: NodeJS.Timeout | undefined;
   private restoreTimer: NodeJS.Timeout | undefined;
+  /**
+   * The restore note as the start read it, for `restoredFromTag` (the status is sent every few
+   * seconds; the note's tables do not change while a site runs: a restore refuses a running site)
+   * and the write-back's `restoredAtMs`.
+   */
+  private restoreNote: RestoreNote | undefined;
   private pruning = false;
   private purgingDeadLetters = false;
   /** When the last dead-letter purge started (DEAD_LETTER_PURGE_EVERY_MS); 0: none yet, so the first prune after the start purges. */
@@ -594,6 +600,7 @@ export class Site {
     ingestor.setLetterListener((letters) => notices.letters(letters));
     this.resumeBackoff = { firstMs: o.ingestResumeFirstMs ?? INGEST_RESUME_FIRST_MS, maxMs: o.ingestResumeMaxMs ?? INGEST_RESUME_MAX_MS };
 
+    this.restoreNote = readRestoreNote(this.data);
     this.decisionParts = new Decisions({
       site: c.site,
       catalog: this.ingest.catalog,
@@ -607,6 +614,9 @@ export class Site {
       siteTables: siteTableNames(c),
       agentTimer: o.agentTimer ?? true,
       reevaluateAll: this.agentConfigChanged(c),
+      // A site rebuilt from HQ: a module's ack of a proposal older than the restore may be an
+      // approval lost with the old PC (core/inbox write-back.ts).
+      ...(this.restoreNote ? { restoredAtMs: this.restoreNote.restoredAtMs } : {}),
       log: this.log,
     });
     this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);
@@ -1124,6 +1134,7 @@ export class Site {
       };
     });
     const b = this.config.broker;
+    const restoredFromTag = this.restoredFromTag(Date.now());
     return {
       site: this.config.site,
       data: this.data,
@@ -1148,11 +1159,17 @@ export class Site {
       alarms: app ? app.alarms : null,
       sync: app?.sync.configured ? app.sync : null,
       restoreWaiting: restoreWaiting(this.data),
+      ...(restoredFromTag.length > 0 ? { restoredFromTag } : {}),
       proposals: this.decisions ? this.decisions.inbox.activeCounts() : null,
       syncDescription: this.hqDescription ?? null,
       ...(this.decisions ? { agentRules: this.agentRules() } : {}),
       ...(app?.agent ? { agent: app.agent } : {}),
     };
+  }
+
+  /** The tables a restore took from an older tag, while they are shown (`restoredFromTagShown`). */
+  restoredFromTag(nowMs: number): RestoredFromTagView[] {
+    return restoredFromTagShown(this.restoreNote, nowMs);
   }
 
   /** The rules the agent runs, in its order; a rule from a rule file (config agent.ruleFiles) names the file as loaded at start. */

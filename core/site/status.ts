@@ -9,7 +9,8 @@ import { Catalog, type Table } from '../lsm/index.ts';
 import { DEAD_LETTERS_TABLE_NAME, openLetterGroups, type OpenLetterGroup } from '../ingest/dead-letters.ts';
 import type { Binding } from '../ingest/binding.ts';
 import { Journal } from '../ingest/journal.ts';
-import { APPROVAL_INBOX_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
+import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, readActiveCounts, type ActiveCounts } from '../inbox/index.ts';
+import { formatDuration } from '../lsm/cli/output.ts';
 import { resolveBudgets } from '../ingest/freshness.ts';
 import { catalogOptions, configBindings, dataPaths, ingestBudgets, readConfig, siteTables, type SiteConfig } from './config.ts';
 import { INGEST_CHECKPOINT } from './open-ingest.ts';
@@ -19,7 +20,7 @@ import { shownTarget, targetDescription } from '../sync/targets/open.ts';
 import { shownDescription } from '../sync/targets/target.ts';
 import { readRestoreNote, type RestoreNote } from '../sync/restore.ts';
 import { damageIn } from '../sync/cli/common.ts';
-import type { AgentRuleView, AgentStatus, StreamView, SyncDropped, SyncStatus } from './api.ts';
+import type { AgentRuleView, AgentStatus, RestoredFromTagView, StreamView, SyncDropped, SyncStatus } from './api.ts';
 
 export interface TableState {
   table: string;
@@ -92,6 +93,13 @@ export interface SiteStatus {
    * have delivered.
    */
   restoreWaiting: string[] | null;
+  /**
+   * After `tilstand restore --fall-back-to-tag`: the tables rolled back to an older tag because
+   * HQ's latest snapshot of them was damaged, and what they lost, for RESTORED_FROM_TAG_SHOWN_MS
+   * after the restore (the note keeps them for good). Absent when there are none, past that, and
+   * from an older running site's answer.
+   */
+  restoredFromTag?: RestoredFromTagView[];
   /** Proposals waiting for a decision (the approval inbox); null on a site whose inbox has no table yet. */
   proposals: ActiveCounts | null;
   /**
@@ -185,11 +193,50 @@ export function unansweredResyncs(note: RestoreNoteState): RestoreNote['resync']
   return note.resync.filter((r) => note.resyncAnswered?.[resyncStreamKey(r)] === undefined);
 }
 
-/** `SiteStatus.restoreWaiting` of a data directory. */
-export function restoreWaiting(data: string): string[] | null {
-  const note = readRestoreNote(data) as RestoreNoteState | undefined;
+/** `SiteStatus.restoreWaiting` of a data directory (its note, when read already). */
+export function restoreWaiting(data: string, note = readRestoreNote(data) as RestoreNoteState | undefined): string[] | null {
   const waiting = note ? unansweredResyncs(note).map(resyncStreamKey) : [];
   return waiting.length > 0 ? waiting : null;
+}
+
+/**
+ * How long after a restore `tilstand status` and the floor UI say which tables it took from an
+ * older tag: a week, so the operators of every shift after the replacement see it (the restore's
+ * own output reached only whoever ran it); restore-note.json keeps it for good.
+ */
+export const RESTORED_FROM_TAG_SHOWN_MS = 7 * 24 * 3_600_000;
+
+/**
+ * `SiteStatus.restoredFromTag` of a restore note at `nowMs`: empty without a note, without such
+ * tables, or once RESTORED_FROM_TAG_SHOWN_MS have passed since the restore. A clock set back
+ * before the restore still shows them.
+ */
+export function restoredFromTagShown(note: RestoreNote | undefined, nowMs: number): RestoredFromTagView[] {
+  if (!note || !note.restoredFromTag || nowMs - note.restoredAtMs >= RESTORED_FROM_TAG_SHOWN_MS) return [];
+  return note.restoredFromTag.map((f) => ({
+    table: f.table,
+    tag: f.tag,
+    snapshotId: f.snapshotId,
+    committedMs: f.committedMs,
+    damagedSnapshotId: f.damagedSnapshotId,
+    damagedCommittedMs: f.damagedCommittedMs,
+    lostMs: f.lostMs,
+    error: f.error,
+    restoredAtMs: note.restoredAtMs,
+  }));
+}
+
+/** `tilstand status`'s line for a table restored from an older tag: what it lost, and why. */
+export function restoredFromTagLine(f: RestoredFromTagView): string {
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // As the restore's own output: the inbox's tables are the site's own writing, which no module resends.
+  const lost =
+    f.table === APPROVAL_INBOX_TABLE
+      ? 'the proposals, decisions and command progress made then are lost, not resent'
+      : f.table === DECISION_LOG_TABLE
+        ? "the log's entries made then are lost, not resent"
+        : `what ${f.table} committed then is lost, but for what its modules resent after the tag`;
+  return `restored from an older tag: ${f.table}, from tag ${f.tag} (committed ${iso(f.committedMs)}) by the restore at ${iso(f.restoredAtMs)}, because HQ's latest snapshot ${f.damagedSnapshotId} of it was damaged: in the ${formatDuration(f.lostMs)} from the tag up to that snapshot (committed ${iso(f.damagedCommittedMs)}), ${lost}`;
 }
 
 /**
@@ -404,6 +451,9 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     }
   }
   const b = config.broker;
+  // Read once for both of its fields.
+  const note = readRestoreNote(data) as RestoreNoteState | undefined;
+  const restoredFromTag = restoredFromTagShown(note, nowMs);
   return {
     site: config.site,
     data,
@@ -423,7 +473,8 @@ export function statusFromDirectory(data: string, nowMs = Date.now()): SiteStatu
     streams: null,
     alarms: null,
     sync: syncFromDirectory(data, config, nowMs),
-    restoreWaiting: restoreWaiting(data),
+    restoreWaiting: restoreWaiting(data, note),
+    ...(restoredFromTag.length > 0 ? { restoredFromTag } : {}),
     proposals: catalog.tableExists({ database: p.database!, table: APPROVAL_INBOX_TABLE }) ? readActiveCounts(catalog.getTable({ database: p.database!, table: APPROVAL_INBOX_TABLE })) : null,
   };
 }
@@ -510,6 +561,8 @@ export function formatStatus(s: SiteStatus): string[] {
     // Tags dropped rather than sent (the last day): an analyst at HQ looks for them in vain.
     for (const d of y.dropped ?? []) lines.push(`  ${d.why} (at ${new Date(d.atMs).toISOString()})`);
   }
+  // Tables a restore took from an older tag: what they lost (the week after the restore).
+  for (const f of s.restoredFromTag ?? []) lines.push(restoredFromTagLine(f));
   if (s.restoreWaiting) {
     lines.push(`restore: not heard from since the restore: ${s.restoreWaiting.join(', ')} (${s.running ? 'asked every 30 s to resend what came after the restored state' : 'the site asks them once it runs'}; a module needs its new broker password to connect)`);
   }

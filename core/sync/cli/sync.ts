@@ -433,7 +433,7 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
           // no module resends what they lost.
           const lost =
             f.table === APPROVAL_INBOX_TABLE
-              ? 'the proposals, decisions and command progress made after the tag, which are not resent (the agent proposes again what still holds; a command approved after the tag is no longer followed)'
+              ? 'the proposals, decisions and command progress made after the tag, which are not resent (the agent proposes again what still holds; a command approved after the tag is no longer followed, unless its module answers it after the restore: then it shows as approved by "?")'
               : f.table === DECISION_LOG_TABLE
                 ? "the log's entries after the tag, which are not resent (their ids stay unused)"
                 : `what ${f.table} committed after the tag`;

@@ -294,6 +294,12 @@ const en = {
   'sync.dropped.deleted': 'Tag {tag} of table {table} was deleted on the site before it reached headquarters, so it was not sent (dropped {when}). Headquarters will not have it.',
   // A kind a newer site gives: the site's own sentence (English) after it.
   'sync.dropped.other': 'Tag {tag} of table {table} was not sent to headquarters (dropped {when}): {why}',
+  // A table `tilstand restore --fall-back-to-tag` rolled back to an older tag, HQ's latest copy of it damaged (the site status's `restoredFromTag`, a week after the restore):
+  // {restored} when the restore ran, {from} the tag's commit, {until} the damaged copy's, {lost} the time between. The inbox's tables are the site's own writing, which nothing resends.
+  'sync.restored.title': 'Restored from an older tag',
+  'sync.restored.table': 'Table {table} was restored on {restored} from its tag {tag}, because its latest copy at headquarters was damaged. What it recorded from {from} to {until} ({lost}) is lost, except what its modules sent again.',
+  'sync.restored.approval_inbox': 'Table {table} was restored on {restored} from its tag {tag}, because its latest copy at headquarters was damaged. The proposals, decisions and command progress from {from} to {until} ({lost}) are lost and were not sent again: a command approved then is no longer followed, unless its module answers it (then it shows as approved by “?”).',
+  'sync.restored.decision_log': 'Table {table} was restored on {restored} from its tag {tag}, because its latest copy at headquarters was damaged. The decision log’s entries from {from} to {until} ({lost}) are lost.',
   'dead.reason': 'Reason',
   'dead.why.too_large': 'too large',
   'dead.why.bad_json': 'not JSON',
@@ -826,6 +832,10 @@ const nb: Messages = {
   'sync.dropped.title': 'Ikke sendt til hovedkontoret',
   'sync.dropped.deleted': 'Merket {tag} i tabellen {table} ble slettet på anlegget før det nådde hovedkontoret, så det ble ikke sendt (forkastet {when}). Hovedkontoret vil ikke ha det.',
   'sync.dropped.other': 'Merket {tag} i tabellen {table} ble ikke sendt til hovedkontoret (forkastet {when}): {why}',
+  'sync.restored.title': 'Gjenopprettet fra et eldre merke',
+  'sync.restored.table': 'Tabellen {table} ble gjenopprettet {restored} fra merket {tag}, fordi den nyeste kopien på hovedkontoret var skadet. Det den registrerte fra {from} til {until} ({lost}), er tapt, bortsett fra det modulene sendte på nytt.',
+  'sync.restored.approval_inbox': 'Tabellen {table} ble gjenopprettet {restored} fra merket {tag}, fordi den nyeste kopien på hovedkontoret var skadet. Forslagene, beslutningene og kommandoforløpet fra {from} til {until} ({lost}) er tapt og ble ikke sendt på nytt: en kommando som ble godkjent da, blir ikke lenger fulgt, med mindre modulen svarer på den (da vises den som godkjent av «?»).',
+  'sync.restored.decision_log': 'Tabellen {table} ble gjenopprettet {restored} fra merket {tag}, fordi den nyeste kopien på hovedkontoret var skadet. Beslutningsloggens oppføringer fra {from} til {until} ({lost}) er tapt.',
   'dead.reason': 'Årsak',
   'dead.why.too_large': 'for stor',
   'dead.why.bad_json': 'ikke JSON',
@@ -1331,6 +1341,10 @@ const de: Messages = {
   'sync.dropped.title': 'Nicht an die Zentrale gesendet',
   'sync.dropped.deleted': 'Tag {tag} der Tabelle {table} wurde am Standort gelöscht, bevor er die Zentrale erreichte, und deshalb nicht gesendet (verworfen {when}). Die Zentrale wird ihn nicht haben.',
   'sync.dropped.other': 'Tag {tag} der Tabelle {table} wurde nicht an die Zentrale gesendet (verworfen {when}): {why}',
+  'sync.restored.title': 'Aus einem älteren Tag wiederhergestellt',
+  'sync.restored.table': 'Die Tabelle {table} wurde am {restored} aus ihrem Tag {tag} wiederhergestellt, weil ihre neueste Kopie in der Zentrale beschädigt war. Was sie von {from} bis {until} ({lost}) erfasst hat, ist verloren, außer dem, was ihre Module erneut gesendet haben.',
+  'sync.restored.approval_inbox': 'Die Tabelle {table} wurde am {restored} aus ihrem Tag {tag} wiederhergestellt, weil ihre neueste Kopie in der Zentrale beschädigt war. Die Vorschläge, Entscheidungen und der Befehlsverlauf von {from} bis {until} ({lost}) sind verloren und wurden nicht erneut gesendet: Ein damals genehmigter Befehl wird nicht mehr verfolgt, es sei denn, sein Modul antwortet darauf (dann erscheint er als von „?“ genehmigt).',
+  'sync.restored.decision_log': 'Die Tabelle {table} wurde am {restored} aus ihrem Tag {tag} wiederhergestellt, weil ihre neueste Kopie in der Zentrale beschädigt war. Die Einträge des Entscheidungsprotokolls von {from} bis {until} ({lost}) sind verloren.',
   'dead.reason': 'Grund',
   'dead.why.too_large': 'zu groß',
   'dead.why.bad_json': 'kein JSON',
@@ -1957,6 +1971,15 @@ export function syncReasonKey(reason: string | number | undefined): MessageKey |
  */
 export function syncDroppedKey(kind: string): MessageKey {
   return kind === 'deleted' ? 'sync.dropped.deleted' : 'sync.dropped.other';
+}
+
+/**
+ * The Sync screen's sentence for a table restored from an older tag (the site status's
+ * `restoredFromTag`): the inbox's two tables, which the site writes itself and nothing resends,
+ * have their own; any other table the modules feed.
+ */
+export function syncRestoredKey(table: string): MessageKey {
+  return table === 'approval_inbox' ? 'sync.restored.approval_inbox' : table === 'decision_log' ? 'sync.restored.decision_log' : 'sync.restored.table';
 }
 
 /**

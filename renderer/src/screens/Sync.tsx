@@ -1,7 +1,37 @@
 import { useEffect } from 'react';
 import { useApp, useT } from '../context.tsx';
 import { syncProblems } from '../components/SyncChip.tsx';
-import { formatBytes, formatDuration, formatNumber, formatTime, pluralKey, syncDroppedKey, syncReasonKey } from '../i18n/messages.ts';
+import type { RestoredFromTagView } from '../../../core/site/api.ts';
+import { formatBytes, formatDuration, formatNumber, formatTime, pluralKey, syncDroppedKey, syncReasonKey, syncRestoredKey, type Lang } from '../i18n/messages.ts';
+
+/**
+ * The tables `tilstand restore --fall-back-to-tag` took from an older tag, HQ's latest copy of them
+ * damaged (the status's `restoredFromTag`, the site's to say for a week after the restore): what
+ * each lost, from the tag's commit to the damaged copy's. Nothing when none (or an older site).
+ */
+function Restored({ lang, tables }: { lang: Lang; tables: RestoredFromTagView[] | undefined }) {
+  const t = useT();
+  if (!tables || tables.length === 0) return null;
+  return (
+    <section className="sync-restored">
+      <h3>{t('sync.restored.title')}</h3>
+      <ul>
+        {tables.map((f) => (
+          <li key={f.table}>
+            {t(syncRestoredKey(f.table), {
+              table: f.table,
+              tag: f.tag,
+              restored: formatTime(lang, f.restoredAtMs),
+              from: formatTime(lang, f.committedMs),
+              until: formatTime(lang, f.damagedCommittedMs),
+              lost: formatDuration(lang, f.lostMs),
+            })}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
 
 export function Sync() {
   const t = useT();
@@ -10,9 +40,17 @@ export function Sync() {
   // While the site does not answer (store `siteQuiet`): its line to HQ is not known, and the oldest step's wait grows by this page's clock.
   const quietForMs = useApp((s) => s.siteQuiet?.forMs ?? null);
   const load = useApp((s) => s.loadSync);
+  // From the pushed status, not the sync view: said with no HQ target configured too.
+  const restored = useApp((s) => s.status?.restoredFromTag);
   useEffect(() => void load(), [load]);
   if (!sync) return null;
-  if (!sync.configured) return <p>{t('sync.notConfigured')}</p>;
+  if (!sync.configured)
+    return (
+      <>
+        <Restored lang={lang} tables={restored} />
+        <p>{t('sync.notConfigured')}</p>
+      </>
+    );
   // Why it is not healthy: the view's own problems (the first is the sync_stalled alarm's reason),
   // so the reason and `healthy` come from the same answer.
   const reasonKey = syncReasonKey(syncProblems(sync)[0]);
@@ -25,6 +63,7 @@ export function Sync() {
           {reasonKey && ` — ${t(reasonKey, { window: formatDuration(lang, sync.windowMs) })}`}
         </p>
       )}
+      <Restored lang={lang} tables={restored} />
       {sync.target && (
         <p>
           {t('sync.target')}: <code>{sync.target}</code>

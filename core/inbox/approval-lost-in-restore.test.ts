@@ -1,0 +1,155 @@
+// A module's acknowledgement of a command whose approval the inbox no longer has: the site PC died
+// after the approval went out, and the new PC was restored from HQ at an earlier state —
+// `tilstand restore --fall-back-to-tag` rolling approval_inbox (and decision_log) back to a tag
+// taken before the approval, or an HQ the last commits had not reached yet. The proposal is open
+// again, and the module's ack (its mqtt client holds it while the broker is gone) comes in after.
+// It was dropped without a word, as an ack of another Tilstand's command is: the proposal stayed
+// open, a lead could approve it again and its command went to the module a second time (the module
+// client answers a command id it has seen with its stored ack; a refusal stored so refuses every
+// approval of it), or reject it over a command carried out. Now the inbox records what the ack
+// says: approved, by a person not on record ("?"), the command sent and then acknowledged or
+// refused, with a warning — not open for a second approval, the situation quiet as after any
+// approval, the effect awaited; a refusal ends the quiet, so the situation is proposed anew.
+import { afterEach, expect, it, vi } from 'vitest';
+import { TableWriter } from '../lsm/index.ts';
+import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from './inbox-tables.ts';
+import type { Inbox } from './inbox.ts';
+import { DB, inboxTest, proposalInput } from './test-support.ts';
+import { WriteBack } from './write-back.ts';
+
+const test = inboxTest('tilstand-approval-lost-');
+const TAG = 'hourly-2026113008';
+afterEach(() => vi.restoreAllMocks());
+const ack = (id: string, ok = true) => Buffer.from(JSON.stringify(ok ? { command_id: id, module: 'operations', ok, result: 'assigned' } : { command_id: id, module: 'operations', ok, error: 'J-1 is already running' }));
+
+/** P proposed and tagged; approved and sent after the tag; both tables rolled back to the tag. Returns the restored inbox, its write-back, what was published and warned. */
+async function restoredAfterApproval(deferFirst = false, restored: 'restored' | 'not restored' = 'restored') {
+  let inbox = test.open();
+  const [p] = inbox.submit({ runId: 'r1', proposals: [proposalInput('J-1')], withdrawals: [] }).created;
+  if (deferFirst) await inbox.decide(p!.id, 'defer', { user: 'lena', pin: '1111', comment: 'after the break' });
+  inbox.close();
+  for (const name of [APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE]) test.catalog.getTable({ database: DB, table: name }).createTag(TAG);
+  test.now += 60_000;
+  inbox = test.open();
+  const published: string[] = [];
+  const before = new WriteBack({ inbox, publish: async (_t, m) => void published.push(m), onAck: () => undefined, effectSeen: () => false, clock: () => test.now, monotonic: () => test.now });
+  await inbox.decide(p!.id, 'approve', { user: 'lena', pin: '1111' });
+  expect(inbox.get(p!.id)!.command!.state).toBe('sent');
+  before.stop();
+  inbox.close(); // the PC dies; HQ's latest of the inbox tables is damaged
+  for (const name of [APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE]) test.catalog.getTable({ database: DB, table: name }).rollbackTo(TAG);
+  test.now += 30 * 60_000;
+  const warnings: string[] = [];
+  const reopened: Inbox = test.open({ onWarning: (m) => warnings.push(m) });
+  expect(reopened.get(p!.id)!.status).toBe(deferFirst ? 'deferred' : 'open');
+  const effect = { seen: false };
+  // The restore ran now (the site's restore note says when), after P was made.
+  const restoredAtMs = restored === 'restored' ? { restoredAtMs: test.now } : {};
+  const wb = new WriteBack({ inbox: reopened, publish: async (_t, m) => void published.push(m), onAck: () => undefined, effectSeen: () => effect.seen, clock: () => test.now, monotonic: () => test.now, ...restoredAtMs, onWarning: (m) => warnings.push(m) });
+  return { id: p!.id, inbox: reopened, wb, published, warnings, effect };
+}
+
+it("an ok ack of a command approved after the tag: the proposal is approved (by '?'), acknowledged, not approved or sent again", async () => {
+  const { id, inbox, wb, published, warnings, effect } = await restoredAfterApproval();
+  expect(published).toHaveLength(1);
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.status, 'the module carried it out: not open for a second approval').toBe('approved');
+  expect(inbox.get(id)!.decision).toMatchObject({ kind: 'approved', by: '?', atMs: test.now });
+  expect(inbox.get(id)!.command).toMatchObject({ state: 'acknowledged', detail: '"assigned"' });
+  expect(inbox.history(id).map((e) => `${e.event} ${e.actor}`)).toEqual(['proposed agent-r1', 'approved ?', 'command_sent write-back', 'command_acknowledged operations']);
+  expect(inbox.history(id)[1]!.detail).toMatchObject({ reason: expect.stringMatching(/not on record/) });
+  expect(warnings).toEqual([expect.stringMatching(new RegExp(`^ack of ${id} from operations: its approval is not on record`))]);
+  await expect(inbox.decide(id, 'approve', { user: 'lena', pin: '1111' })).rejects.toThrow(/is approved/);
+  // Quiet as after any approval: the agent does not propose the situation anew while its effect is awaited.
+  expect(inbox.submit({ runId: 'r2', proposals: [proposalInput('J-1', 'r2')], withdrawals: [] }).suppressed).toHaveLength(1);
+  await wb.resume();
+  wb.poll();
+  expect(published, 'the command is not published again').toHaveLength(1);
+  effect.seen = true;
+  wb.poll();
+  expect(inbox.get(id)!.command!.state).toBe('applied');
+  wb.stop();
+});
+
+it('a deferral at the tag, the approval after it lost: the same', async () => {
+  const { id, inbox, wb } = await restoredAfterApproval(true);
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.status).toBe('approved');
+  expect(inbox.get(id)!.command!.state).toBe('acknowledged');
+  wb.stop();
+});
+
+it('a refusal: approved and failed, so the situation is proposed anew (a second approval of the same id got the stored refusal)', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval();
+  wb.handleAck('tilstand/s1/acks/operations', ack(id, false));
+  expect(inbox.get(id)!.status).toBe('approved');
+  expect(inbox.get(id)!.command).toMatchObject({ state: 'failed', detail: 'J-1 is already running' });
+  expect(warnings).toHaveLength(1);
+  expect(inbox.failedBefore(inbox.get(id)!.situationKey).map((f) => f.id)).toEqual([id]);
+  expect(inbox.submit({ runId: 'r2', proposals: [proposalInput('J-1', 'r2')], withdrawals: [] }).created).toHaveLength(1);
+  wb.stop();
+});
+
+it('read back at open: approved, its command awaited', async () => {
+  const { id, inbox, wb } = await restoredAfterApproval();
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  wb.stop();
+  inbox.close();
+  const again = test.open();
+  expect(again.get(id)!.status).toBe('approved');
+  expect(again.commandsInFlight().map((p) => p.id)).toEqual([id]);
+});
+
+it('withdrawn on the restored site before the ack (the agent found the situation gone): recorded as approved too, the trail as it was', async () => {
+  const { id, inbox, wb } = await restoredAfterApproval();
+  inbox.submit({ runId: 'r2', proposals: [], withdrawals: [{ id, reason: 'J-1 is running' }] });
+  expect(inbox.get(id)!.status).toBe('withdrawn');
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.status).toBe('approved');
+  expect(inbox.history(id).map((e) => e.event)).toEqual(['proposed', 'withdrawn', 'approved', 'command_sent', 'command_acknowledged']);
+  wb.stop();
+});
+
+it('an ack from another module than the proposal names is ignored, now with a warning (it went without a word)', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval();
+  wb.handleAck('tilstand/s1/acks/inventory', ack(id));
+  expect(inbox.get(id)!.status).toBe('open');
+  expect(warnings).toEqual([`ack for ${id} came from inventory, but the command went to operations; ignored`]);
+  wb.stop();
+});
+
+it('its commit failing (a full disk) does not throw out of the ack handler; the next commit takes it', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval();
+  vi.spyOn(TableWriter.prototype, 'commit').mockImplementationOnce(() => {
+    throw new Error('disk full');
+  });
+  expect(() => wb.handleAck('tilstand/s1/acks/operations', ack(id))).not.toThrow();
+  vi.restoreAllMocks();
+  expect(warnings.filter((w) => w.includes('disk full'))).not.toEqual([]);
+  expect(inbox.get(id)!.command!.state).toBe('acknowledged');
+  wb.stop();
+  inbox.close();
+  const again = test.open();
+  expect(again.get(id)!.status).toBe('approved');
+  expect(again.history(id).map((e) => e.event)).toEqual(['proposed', 'approved', 'command_sent', 'command_acknowledged']);
+});
+
+it('on a site never restored from HQ such an ack decides nothing: warned of and ignored', async () => {
+  // A module's ack alone does not approve a proposal: no approval can have been lost on a site
+  // that was not restored, nor of a proposal the restored site made itself.
+  const never = await restoredAfterApproval(false, 'not restored');
+  never.wb.handleAck('tilstand/s1/acks/operations', ack(never.id));
+  expect(never.inbox.get(never.id)!.status).toBe('open');
+  expect(never.warnings).toEqual([`ack of ${never.id} from operations, which is open without a command and this site was not restored from HQ; ignored`]);
+  never.wb.stop();
+});
+
+it('of a proposal the restored site made itself, after the restore: warned of and ignored', async () => {
+  const after = await restoredAfterApproval();
+  test.now += 60_000;
+  const [q] = after.inbox.submit({ runId: 'r3', proposals: [proposalInput('J-2', 'r3')], withdrawals: [] }).created;
+  after.wb.handleAck('tilstand/s1/acks/operations', ack(q!.id));
+  expect(after.inbox.get(q!.id)!.status).toBe('open');
+  expect(after.warnings).toEqual([`ack of ${q!.id} from operations, which is open without a command and was made after the restore; ignored`]);
+  after.wb.stop();
+});

@@ -307,6 +307,9 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     // HQ listed. A tag's missing is left out, its JSON removed from the copy, and reported. The
     // latest's missing fails the restore (Verification, the mark left: its rerun redoes it), or,
     // asked to (`fallBackToTag`), the table is rolled back to its newest sound tag below.
+    // One Table for every tag: its manifest store keeps what it read by name, and the tags, listed
+    // in snapshot order, share most manifests, so each is read once per restore, not once per tag
+    // (restore-many-tags.test.ts). One that does not read is not kept: each tag naming it is found.
     for (const tag of t.listTags()) {
       const missing = missingFile(t, tag.snapshot);
       if (missing === undefined) continue;

@@ -13,9 +13,9 @@
 import { afterEach, expect, it, vi } from 'vitest';
 import { TableWriter } from '../lsm/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from './inbox-tables.ts';
-import type { Inbox } from './inbox.ts';
+import type { Inbox, InboxOptions } from './inbox.ts';
 import { DB, inboxTest, proposalInput } from './test-support.ts';
-import { WriteBack } from './write-back.ts';
+import { LOST_APPROVAL_ACK_WINDOW_MS, WriteBack } from './write-back.ts';
 
 const test = inboxTest('tilstand-approval-lost-');
 const TAG = 'hourly-2026113008';
@@ -23,7 +23,7 @@ afterEach(() => vi.restoreAllMocks());
 const ack = (id: string, ok = true) => Buffer.from(JSON.stringify(ok ? { command_id: id, module: 'operations', ok, result: 'assigned' } : { command_id: id, module: 'operations', ok, error: 'J-1 is already running' }));
 
 /** P proposed and tagged; approved and sent after the tag; both tables rolled back to the tag. Returns the restored inbox, its write-back, what was published and warned. */
-async function restoredAfterApproval(deferFirst = false, restored: 'restored' | 'not restored' = 'restored') {
+async function restoredAfterApproval(deferFirst = false, restored: 'restored' | 'not restored' = 'restored', over: Partial<InboxOptions> = {}) {
   let inbox = test.open();
   const [p] = inbox.submit({ runId: 'r1', proposals: [proposalInput('J-1')], withdrawals: [] }).created;
   if (deferFirst) await inbox.decide(p!.id, 'defer', { user: 'lena', pin: '1111', comment: 'after the break' });
@@ -40,7 +40,7 @@ async function restoredAfterApproval(deferFirst = false, restored: 'restored' | 
   for (const name of [APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE]) test.catalog.getTable({ database: DB, table: name }).rollbackTo(TAG);
   test.now += 30 * 60_000;
   const warnings: string[] = [];
-  const reopened: Inbox = test.open({ onWarning: (m) => warnings.push(m) });
+  const reopened: Inbox = test.open({ onWarning: (m) => warnings.push(m), ...over });
   expect(reopened.get(p!.id)!.status).toBe(deferFirst ? 'deferred' : 'open');
   const effect = { seen: false };
   // The restore ran now (the site's restore note says when), after P was made.
@@ -110,11 +110,37 @@ it('withdrawn on the restored site before the ack (the agent found the situation
   wb.stop();
 });
 
+// Decided by a named person on the restored site before the module's ack came (it connects once it
+// has its new broker password): that decision stands — the ack does not overwrite a person's — but
+// the warning says what the module did, which the plain "ignored" hid: a command carried out under
+// a proposal the floor sees as rejected, or as stale.
+it('rejected on the restored site before the ack: the rejection stands, and the warning says the module carried out its command', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval();
+  await inbox.decide(id, 'reject', { user: 'lena', pin: '1111' });
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.status).toBe('rejected');
+  expect(inbox.get(id)!.decision).toMatchObject({ kind: 'rejected', by: 'lena' });
+  expect(warnings).toEqual([
+    `ack of ${id} from operations: the module carried out its command, approved before the restore (its approval lost with the site PC), but ${id} is rejected here (by lena); left as it is — check with the module's operators what was done`,
+  ]);
+  wb.stop();
+});
+
+it('found stale on the restored site before the ack (its effect came with the resend): the same, a refusal named as one', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval(false, 'restored', { recheck: () => ({ holds: false, reason: 'J-1 is assigned', snapshots: {} }) });
+  expect((await inbox.decide(id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('stale');
+  wb.handleAck('tilstand/s1/acks/operations', ack(id, false));
+  expect(inbox.get(id)!.status).toBe('stale');
+  expect(warnings).toEqual([expect.stringMatching(new RegExp(`^ack of ${id} from operations: the module refused its command, approved before the restore .* but ${id} is stale here \\(by lena\\); left as it is`))]);
+  wb.stop();
+});
+
 it('an ack from another module than the proposal names is ignored, now with a warning (it went without a word)', async () => {
   const { id, inbox, wb, warnings } = await restoredAfterApproval();
   wb.handleAck('tilstand/s1/acks/inventory', ack(id));
   expect(inbox.get(id)!.status).toBe('open');
-  expect(warnings).toEqual([`ack for ${id} came from inventory, but the command went to operations; ignored`]);
+  // No command of it went anywhere here: the warning names whom the proposal is for.
+  expect(warnings).toEqual([`ack for ${id} came from inventory, but the proposal is for operations; ignored`]);
   wb.stop();
 });
 
@@ -152,4 +178,13 @@ it('of a proposal the restored site made itself, after the restore: warned of an
   expect(after.inbox.get(q!.id)!.status).toBe('open');
   expect(after.warnings).toEqual([`ack of ${q!.id} from operations, which is open without a command and was made after the restore; ignored`]);
   after.wb.stop();
+});
+
+it('more than a week after the restore: warned of and ignored (the note is kept for good; no held answer is still on its way)', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval();
+  test.now += LOST_APPROVAL_ACK_WINDOW_MS; // a week to the millisecond after the restore
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.status).toBe('open');
+  expect(warnings.at(-1)).toBe(`ack of ${id} from operations, which is open without a command and the restore was more than a week ago; ignored`);
+  wb.stop();
 });

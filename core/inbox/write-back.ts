@@ -95,6 +95,14 @@ interface Ack {
 /** The most of what a module says in an ack (its result or error) kept as the command's detail. */
 const ACK_DETAIL_CHARS_MAX = 2000;
 
+/**
+ * How long after a restore a module's ack can still be the answer to a command approved on the old
+ * PC (`restoredAtMs`): a module holds its answer until it reaches the new broker, which takes its
+ * installer's new password — hours, a few days. Past a week none is still waiting, and a module's
+ * ack alone does not decide a proposal (the restore note is kept for good).
+ */
+export const LOST_APPROVAL_ACK_WINDOW_MS = 7 * 24 * 3_600_000;
+
 const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, publishTimeoutMs: 10_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
 
 export class WriteBack {
@@ -228,7 +236,7 @@ export class WriteBack {
     if (!ack || typeof ack !== 'object' || typeof ack.command_id !== 'string' || typeof ack.ok !== 'boolean') return this.warn(`ack on ${topic} has no command_id/ok; ignored`);
     let p = this.o.inbox.get(ack.command_id);
     if (!p || p.module === null) return; // not ours (another Tilstand, or a module's own test)
-    if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but the command went to ${p.module}; ignored`);
+    if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but ${p.command === null ? 'the proposal is for' : 'the command went to'} ${p.module}; ignored`);
     if (p.command === null) {
       // Our proposal, never approved here, and its module answers its command: on a site restored
       // from HQ, of a proposal made before the restore, the approval was lost with the old PC.
@@ -236,9 +244,15 @@ export class WriteBack {
       // (or refused for good). Anywhere else no approval can have been lost: a module's ack does
       // not decide a proposal.
       const restoredAtMs = this.o.restoredAtMs;
-      if (restoredAtMs === undefined || p.createdAtMs >= restoredAtMs) {
-        return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command and ${restoredAtMs === undefined ? 'this site was not restored from HQ' : 'was made after the restore'}; ignored`);
-      }
+      const why =
+        restoredAtMs === undefined
+          ? 'this site was not restored from HQ'
+          : p.createdAtMs >= restoredAtMs
+            ? 'was made after the restore'
+            : this.clock() - restoredAtMs >= LOST_APPROVAL_ACK_WINDOW_MS
+              ? 'the restore was more than a week ago'
+              : undefined;
+      if (why !== undefined) return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command and ${why}; ignored`);
       let recorded: Proposal | undefined;
       try {
         recorded = this.o.inbox.approvalNotOnRecord(p.id, module);
@@ -247,7 +261,18 @@ export class WriteBack {
         this.warn(`the approval of ${p.id} not on record failed to be recorded (a write the inbox holds goes with its next commit): ${(e as Error).message}`);
         recorded = this.o.inbox.get(p.id);
       }
-      if (recorded?.command == null) return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`);
+      if (recorded?.command == null) {
+        // Rejected or found stale here by a named person before the ack came: that record stands (an
+        // ack does not overwrite a person's decision), but what the module did is said — "ignored"
+        // alone hid a command carried out under a proposal the floor sees as rejected.
+        const d = (recorded ?? p).decision;
+        if (d && (d.kind === 'rejected' || d.kind === 'stale')) {
+          return this.warn(
+            `ack of ${p.id} from ${module}: the module ${ack.ok ? 'carried out' : 'refused'} its command, approved before the restore (its approval lost with the site PC), but ${p.id} is ${d.kind} here (by ${d.by}); left as it is — check with the module's operators what was done`,
+          );
+        }
+        return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`);
+      }
       this.warn(
         `ack of ${p.id} from ${module}: its approval is not on record (lost with the site PC: restored from an earlier state of HQ), but the module ${ack.ok ? 'carried out' : 'refused'} its command; recorded as approved by "?" — find out who approved it`,
       );

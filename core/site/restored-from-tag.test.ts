@@ -16,7 +16,7 @@ import { runMain as cli } from './cli/test-support.ts';
 import { initDataDir } from './init.ts';
 import { SiteService } from './service.ts';
 import { Site } from './site.ts';
-import { formatStatus, RESTORED_FROM_TAG_SHOWN_MS, statusFromDirectory } from './status.ts';
+import { formatStatus, RESTORED_FROM_TAG_SHOWN_MS, restoredFromTagShown, statusFromDirectory } from './status.ts';
 
 const SCRYPT = { N: 1024, r: 8, p: 1 };
 const TAG = 'hourly-2026120509';
@@ -101,6 +101,17 @@ describe('a site restored from an older tag says so', () => {
     expect(later.restoredFromTag).toBeUndefined();
     expect(formatStatus(later).some((l) => l.includes('older tag'))).toBe(false);
     expect(readRestoreNote(data)!.restoredFromTag).toHaveLength(1);
+  });
+
+  it('a note whose restoredAtMs is no number (edited by hand, torn): nothing said, and `tilstand status` does not fail', () => {
+    // Before, shown for good (no week could pass) with no time, and `tilstand status` threw
+    // "Invalid time value" writing the restore's time.
+    const s = statusFromDirectory(data, note.restoredAtMs + HOUR);
+    for (const odd of [undefined, 'yesterday', Number.NaN]) {
+      const shownOdd = restoredFromTagShown({ ...note, restoredAtMs: odd } as unknown as RestoreNote, note.restoredAtMs + HOUR);
+      expect(shownOdd, String(odd)).toEqual([]);
+      expect(() => formatStatus({ ...s, restoredFromTag: shownOdd })).not.toThrow();
+    }
   });
 
   it('a site that was not restored, or restored without a fall-back: nothing', async () => {

@@ -601,6 +601,12 @@ export class Site {
     this.resumeBackoff = { firstMs: o.ingestResumeFirstMs ?? INGEST_RESUME_FIRST_MS, maxMs: o.ingestResumeMaxMs ?? INGEST_RESUME_MAX_MS };
 
     this.restoreNote = readRestoreNote(this.data);
+    // Not later than this start: every proposal this site makes is made after the restore, so a
+    // note ahead of the clock (the PC's clock stepped back since the restore) does not count them
+    // as made before it, for a module's ack alone to approve. A note whose time is no number says
+    // no time to count from: as no restore.
+    const noted = this.restoreNote?.restoredAtMs;
+    const restoredAtMs = typeof noted === 'number' && Number.isFinite(noted) ? Math.min(noted, Date.now()) : undefined;
     this.decisionParts = new Decisions({
       site: c.site,
       catalog: this.ingest.catalog,
@@ -616,7 +622,7 @@ export class Site {
       reevaluateAll: this.agentConfigChanged(c),
       // A site rebuilt from HQ: a module's ack of a proposal older than the restore may be an
       // approval lost with the old PC (core/inbox write-back.ts).
-      ...(this.restoreNote ? { restoredAtMs: this.restoreNote.restoredAtMs } : {}),
+      ...(restoredAtMs !== undefined ? { restoredAtMs } : {}),
       log: this.log,
     });
     this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);

@@ -209,10 +209,11 @@ export const RESTORED_FROM_TAG_SHOWN_MS = 7 * 24 * 3_600_000;
 /**
  * `SiteStatus.restoredFromTag` of a restore note at `nowMs`: empty without a note, without such
  * tables, or once RESTORED_FROM_TAG_SHOWN_MS have passed since the restore. A clock set back
- * before the restore still shows them.
+ * before the restore still shows them. A note whose `restoredAtMs` is no number (edited by hand)
+ * shows none: no week could pass, and `tilstand status` threw writing its time.
  */
 export function restoredFromTagShown(note: RestoreNote | undefined, nowMs: number): RestoredFromTagView[] {
-  if (!note || !note.restoredFromTag || nowMs - note.restoredAtMs >= RESTORED_FROM_TAG_SHOWN_MS) return [];
+  if (!note || !Array.isArray(note.restoredFromTag) || !Number.isFinite(note.restoredAtMs) || nowMs - note.restoredAtMs >= RESTORED_FROM_TAG_SHOWN_MS) return [];
   return note.restoredFromTag.map((f) => ({
     table: f.table,
     tag: f.tag,

@@ -360,6 +360,8 @@ function ProposalPanel() {
     if (ev === 'proposed' && field === 'action') return KNOWN_ACTIONS.has(v) ? actionName(lang, v) : <code>{v}</code>;
     if (ev === 'withdrawn' && field === 'reason' && v === p.withdrawnReason) return texts.withdrawnReason!;
     if (ev === 'stale' && field === 'reason' && v === p.staleReason) return texts.staleReason!;
+    // An approval learnt of from the module's ack after a restore (core/inbox APPROVER_NOT_ON_RECORD, "?"): the site's English says what "?" means.
+    if (ev === 'approved' && user === '?' && field === 'reason') return t('trail.approvalNotOnRecord');
     if (ev.startsWith('command_') && field === 'detail' && user !== WRITE_BACK) return <code>{v}</code>;
     if (ev.startsWith('command_') && field === 'detail' && f.code) return writeBackText(lang, f);
     return localizeInstants(lang, v, now);

@@ -213,7 +213,7 @@ export function avroBlockFrame(records: number, bytes: number): Buffer {
 }
 
 export interface AvroHeader {
-  /** The writer schema, parsed (not checked beyond being JSON). */
+  /** The writer schema, parsed (not checked beyond being JSON); shared by every file of the same schema text: do not modify. */
   schema: unknown;
   codec: string;
   sync: Buffer;
@@ -245,14 +245,28 @@ export function readAvroHeader(b: Buffer, path: string, label = 'Avro'): AvroHea
   // not a codec another writer chose: Corruption, where a codec of the specification this reader
   // lacks (bzip2, xz) stays NotSupported, at its first block.
   if (!AVRO_CODECS.has(codec)) throw corruption(path, `Avro header names codec ${JSON.stringify(codec.slice(0, 40))}, which the Avro specification does not define (expected one of ${[...AVRO_CODECS].join(', ')})`);
-  let schema: unknown;
-  try {
-    schema = JSON.parse(schemaBytes.toString('utf8'));
-  } catch (e) {
-    throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
+  const text = schemaBytes.toString('utf8');
+  let schema = parsedSchemas.get(text);
+  if (schema === undefined) {
+    try {
+      schema = JSON.parse(text) as unknown;
+    } catch (e) {
+      throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
+    }
+    if (parsedSchemas.size >= PARSED_SCHEMAS_MAX) parsedSchemas.clear();
+    parsedSchemas.set(text, schema);
   }
   return { schema, codec, sync, dataStart: h.pos };
 }
+
+/** Distinct writer schema texts kept parsed (a table's manifests use two or three). */
+const PARSED_SCHEMAS_MAX = 64;
+/**
+ * Writer schemas by their header text. A table's first expiration reads every tag's manifest lists
+ * and manifests — thousands of files sharing a few schemas — and parsing each header's schema was
+ * a quarter of a file's decode (core/lsm DESIGN.md, "Commit cost and tags"). Shared: never modified.
+ */
+const parsedSchemas = new Map<string, unknown>();
 
 /** The next block's frame: its record count and byte size (a negative one is damage). */
 export function readAvroBlockFrame(r: In): { count: number; size: number } {

@@ -137,22 +137,32 @@ function checkValue(s: unknown, r: In, named: Map<string, unknown>): void {
   }
 }
 
-/** Reads a whole container file; corruption on any framing or record error. */
+/** avsc type and named types per writer schema object (readAvroHeader's, shared per schema text). */
+const readers = new WeakMap<object, { type: Avsc.Type; named: Map<string, unknown> }>();
+
+/** Reads a whole container file; corruption on any framing or record error. `schema` is shared: do not modify. */
 export function readAvroContainer(bytes: Uint8Array, path: string): AvroContainer {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const header = readAvroHeader(b, path);
   const { codec, sync } = header;
   const schema = header.schema as object;
-  let type: Avsc.Type;
-  try {
-    type = avroType(schema);
-  } catch (e) {
-    throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
+  // readAvroHeader hands out one object per schema text, so its type and named types are made once.
+  let reader = typeof schema === 'object' && schema !== null ? readers.get(schema) : undefined;
+  if (reader === undefined) {
+    let type: Avsc.Type;
+    try {
+      type = avroType(schema);
+    } catch (e) {
+      throw corruption(path, `bad Avro writer schema: ${(e as Error).message}`, e);
+    }
+    const named = new Map<string, unknown>();
+    collectNamed(schema, named, undefined);
+    reader = { type, named };
+    if (typeof schema === 'object' && schema !== null) readers.set(schema, reader); // a primitive schema ("long") is no WeakMap key
   }
+  const { type, named } = reader;
   const r = new In(b, b.length, path);
   r.pos = header.dataStart;
-  const named = new Map<string, unknown>();
-  collectNamed(schema, named, undefined);
   const records: unknown[] = [];
   while (r.pos < b.length) {
     const { count: n, data: buf } = readAvroBlock(r, codec, sync);

@@ -359,6 +359,8 @@ export class Inbox {
   private closed = false;
   /** The tables' deferred compactions (InboxOptions.compaction), in slices after their commits. */
   private readonly slicer = new CompactionSlicer(INBOX_COMPACTION_SLICE_MS);
+  /** The tables decisions tag (`evidenceTable`), opened once per inbox. */
+  private readonly evidenceTables = new Map<string, Table>();
 
   static open(o: InboxOptions): Inbox {
     return new Inbox(o);
@@ -916,13 +918,32 @@ export class Inbox {
     for (const e of p.evidence) {
       if (e.tag === null || e.snapshotId === null) continue;
       try {
-        const table = this.o.catalog.getTable({ database: this.o.database, table: e.table });
+        const table = this.evidenceTable(e.table);
         if (table.tags.exists(name) && !this.renewEvidence(table, name, p.id, e.table, e.snapshotId)) continue;
         table.createTag(name, e.snapshotId, this.decisionEvidence);
       } catch (err) {
         this.warn(`the evidence of ${p.id} in ${e.table} is not kept beyond the agent's run tag: ${(err as Error).message}`);
       }
     }
+  }
+
+  /**
+   * The table `name` as decisions tag it, opened once and kept, as the agent keeps the tables it
+   * tags: a Table opened afresh starts with empty tag and snapshot caches, so a decision whose
+   * evidence snapshot had expired listed the tags by reading every tag file (hundreds to thousands
+   * on a site), and each approval opened its 4–5 tables again. A kept Table sees other processes'
+   * tags and commits (core/lsm validates its tag cache on every listing and looks at the disk
+   * before tagging a cached snapshot). Opened again when its latest schema is another (an ALTER),
+   * and looked up again when the table is gone: getTable's NotFound, rather than a tag written
+   * into a dropped table's directory.
+   */
+  private evidenceTable(name: string): Table {
+    const kept = this.evidenceTables.get(name);
+    if (kept !== undefined && latestSchemaId(kept) === kept.schema.id) return kept;
+    this.evidenceTables.delete(name);
+    const table = this.o.catalog.getTable({ database: this.o.database, table: name });
+    this.evidenceTables.set(name, table);
+    return table;
   }
 
   /**
@@ -977,7 +998,7 @@ export class Inbox {
     for (const [tableName, snapshotId] of Object.entries(p.decision.snapshots.checked)) {
       if (snapshotId === null) continue; // the table had no snapshot: nothing to keep
       try {
-        const table = this.o.catalog.getTable({ database: this.o.database, table: tableName });
+        const table = this.evidenceTable(tableName);
         if (table.tags.exists(name)) {
           // A final decision is made once: a tag at another snapshot is the leftover of an
           // approval whose commit never happened (the tags come first), not this one's state.
@@ -1557,4 +1578,14 @@ export function readProposals(table: Table, filter: ProposalFilter & { waitingFi
   const order = filter.order === 'decided' ? newestDecisionFirst : newestFirst;
   picked.sort(filter.waitingFirst ? (a, b) => Number(b.waiting) - Number(a.waiting) || order(a, b) : order);
   return wholeProposals(table, snapshot.id, picked.slice(0, limit).map((x) => x.id));
+}
+
+/** The highest schema id in `table`'s schema directory; -1 when it has none (the table was dropped). */
+function latestSchemaId(table: Table): number {
+  let id = -1;
+  for (const n of table.fileIO.list(table.paths.schemaDir)) {
+    const m = /^schema-(\d+)$/.exec(n);
+    if (m) id = Math.max(id, Number(m[1]));
+  }
+  return id;
 }

@@ -939,7 +939,7 @@ export class Inbox {
    */
   private evidenceTable(name: string): Table {
     const kept = this.evidenceTables.get(name);
-    if (kept !== undefined && latestSchemaId(kept) === kept.schema.id) return kept;
+    if (kept !== undefined && kept.latestSchemaIdOnDisk() === kept.schema.id) return kept;
     this.evidenceTables.delete(name);
     const table = this.o.catalog.getTable({ database: this.o.database, table: name });
     this.evidenceTables.set(name, table);
@@ -1580,12 +1580,3 @@ export function readProposals(table: Table, filter: ProposalFilter & { waitingFi
   return wholeProposals(table, snapshot.id, picked.slice(0, limit).map((x) => x.id));
 }
 
-/** The highest schema id in `table`'s schema directory; -1 when it has none (the table was dropped). */
-function latestSchemaId(table: Table): number {
-  let id = -1;
-  for (const n of table.fileIO.list(table.paths.schemaDir)) {
-    const m = /^schema-(\d+)$/.exec(n);
-    if (m) id = Math.max(id, Number(m[1]));
-  }
-  return id;
-}

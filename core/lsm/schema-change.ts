@@ -528,11 +528,7 @@ function checkStoredValuesCast(table: Table, base: TableSchema, next: TableSchem
 }
 
 function latestSchemaId(table: Table): number {
-  let max = -1;
-  for (const n of table.fileIO.list(table.paths.schemaDir)) {
-    const m = /^schema-(\d+)$/.exec(n);
-    if (m && Number(m[1]) > max) max = Number(m[1]);
-  }
+  const max = table.latestSchemaIdOnDisk();
   if (max < 0) throw notSupported(`table ${table.name} has no schema file`);
   return max;
 }

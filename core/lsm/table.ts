@@ -78,6 +78,16 @@ export interface ReadPoint {
 
 const SCHEMA_NAME = /^schema-(\d+)$/;
 
+/** The id of the newest `schema-<id>` file under `paths`, -1 when there is none. */
+function latestSchemaIdIn(io: FileIO, paths: TablePaths): number {
+  let max = -1;
+  for (const n of io.list(paths.schemaDir)) {
+    const m = SCHEMA_NAME.exec(n);
+    if (m && Number(m[1]) > max) max = Number(m[1]);
+  }
+  return max;
+}
+
 /** One pin: the snapshot a reader reads. A record per pin, so two readers of one snapshot hold two. */
 interface Pin {
   readonly snapshot: Snapshot;
@@ -184,11 +194,20 @@ export class Table {
     checkOpenOptions(o, `table ${o.name ?? dir}`);
     const io = o.fileIO ?? localFileIO;
     const paths = new TablePaths(dir);
-    const ids = io.list(paths.schemaDir).map((n) => SCHEMA_NAME.exec(n)).filter((m) => m !== null).map((m) => Number(m![1]));
-    if (ids.length === 0) throw notFound(`table ${o.name ?? dir} does not exist (no schema in ${paths.schemaDir})`);
-    const latest = Math.max(...ids);
+    const latest = latestSchemaIdIn(io, paths);
+    if (latest < 0) throw notFound(`table ${o.name ?? dir} does not exist (no schema in ${paths.schemaDir})`);
     const file = paths.schemaFile(latest);
     return new Table(dir, TableSchema.parse(io.readFile(file).toString('utf8'), file), o);
+  }
+
+  /**
+   * The id of the newest schema file in the table's directory now; -1 when there is none (the
+   * table was dropped). A Table kept for a process (the sync engine's, the inbox's, the site
+   * API's) compares it with its own `schema.id` to see an ALTER made since it was opened: its
+   * `schema` and readers stay the ones it was opened with.
+   */
+  latestSchemaIdOnDisk(): number {
+    return latestSchemaIdIn(this.fileIO, this.paths);
   }
 
   /** The latest schema; its options carry this process's `writeBufferBytes` when one is set. */

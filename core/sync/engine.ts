@@ -425,7 +425,7 @@ export class SyncEngine {
     if (catalog.databaseExists(db)) {
       for (const t of catalog.listTables(db)) {
         const kept = this.tables.get(t);
-        out.set(t, kept !== undefined && latestSchemaId(kept) === kept.schema.id ? kept : catalog.getTable({ database: db, table: t }));
+        out.set(t, kept !== undefined && kept.latestSchemaIdOnDisk() === kept.schema.id ? kept : catalog.getTable({ database: db, table: t }));
       }
     }
     this.tables = out;
@@ -1536,15 +1536,6 @@ function tagStamp(t: Pick<Tag, 'snapshot' | 'createTimeMillis' | 'retainedMillis
 /** The snapshot id in a `tagStamp`. */
 const stampedSnapshotId = (stamp: string): number => Number(stamp.slice(0, stamp.indexOf('/')));
 
-/** The id of the newest schema file in a table's directory (-1 when there is none). */
-function latestSchemaId(table: Table): number {
-  let id = -1;
-  for (const n of table.fileIO.list(table.paths.schemaDir)) {
-    const m = /^schema-(\d+)$/.exec(n);
-    if (m) id = Math.max(id, Number(m[1]));
-  }
-  return id;
-}
 
 function splitUnit(unit: string): [string, string | undefined, string | undefined] {
   const a = unit.indexOf(':');

@@ -965,10 +965,13 @@ export class SiteService implements SiteBackend {
     return t;
   }
 
-  /** A table of the site's database, or undefined when there is none by that name. */
+  /**
+   * A table of the site's database, or undefined when there is none by that name: the site's kept
+   * Table (Site.readTable), not one opened per call, whose empty caches made `tables` and `tags`
+   * read every tag file at each call.
+   */
   private tableIfExists(name: string): Table | undefined {
-    const id = { database: `site_${this.site.config.site}`, table: name };
-    return this.site.catalog.tableExists(id) ? this.site.catalog.getTable(id) : undefined;
+    return this.site.readTable(name);
   }
 
   /** Rows of the latest snapshot (or of `at`, in its snapshot's columns) as objects in JSON form. */

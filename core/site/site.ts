@@ -48,14 +48,14 @@ import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, openIngestorInSlices, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMeta, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
-import { fedTables, journalState, redactTarget, restoredFromTagShown, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
+import { fedTables, journalState, KeptTables, redactTarget, restoredFromTagShown, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { UserStore } from '../inbox/users.ts';
 import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
 import { DEAD_LETTER_LIST_DEFAULT, DEAD_LETTER_LIST_MAX, type Ingestor, type PurgeResult } from '../ingest/ingestor.ts';
-import type { Catalog } from '../lsm/index.ts';
+import type { Catalog, Table } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
 import { agentControlHandlers } from './cli/agent-cli.ts';
@@ -385,6 +385,8 @@ export class Site {
   private lastDeadLetterPurgeMs = 0;
   private stopping: Promise<void> | undefined;
   private readonly rowCounter = new RowCounter();
+  /** The tables the site API and `status` read, one Table each for the process (`readTable`); made at the first read. */
+  private keptTables: KeptTables | undefined;
   private resolveStopped!: () => void;
   /** Resolves once the site has stopped (by stop() or the control socket's `stop`). */
   readonly stopped: Promise<void> = new Promise((r) => (this.resolveStopped = r));
@@ -774,6 +776,16 @@ export class Site {
     return this.ingest.catalog;
   }
 
+  /**
+   * A table of the site's database as the site API and `status` read it, or undefined when there
+   * is none by that name: the same Table object at every call while its schema stays the same
+   * (status.ts `KeptTables`: a fresh one read every tag file again at each call).
+   */
+  readTable(name: string): Table | undefined {
+    this.keptTables ??= new KeptTables(this.catalog, dataPaths(this.data, this.config.site).database!);
+    return this.keptTables.get(name);
+  }
+
   get users(): UserStore {
     return this.userStore;
   }
@@ -1108,10 +1120,9 @@ export class Site {
   }
 
   status(): SiteStatus {
-    const { ingestor, catalog, journal } = this.ingest;
+    const { ingestor, journal } = this.ingest;
     // The app's view (streams and alarms), as the UI gets it.
     const app = this.siteService?.status();
-    const p = dataPaths(this.data, this.config.site);
     const health = ingestor.health();
     // The approval inbox first, as the app shows it (its age: commits the agent has not checked
     // the open proposals against; present while the agent's timers run), then ingest's tables.
@@ -1120,7 +1131,8 @@ export class Site {
     const tables = [...inbox, ...ingestor.status()].map((t) => {
       let rows: number | null = null;
       try {
-        rows = this.rowCounter.count(catalog.getTable({ database: p.database!, table: t.table })).rows;
+        const table = this.readTable(t.table);
+        rows = table ? this.rowCounter.count(table).rows : null;
       } catch {
         rows = null;
       }

@@ -394,6 +394,46 @@ export class RowCounter {
   }
 }
 
+/**
+ * The tables of one database as a running site reads them for the floor UI and `tilstand status`
+ * (SiteService `tables`, `tags`, `history`, `diff`, a proposal's columns; Site.status's row
+ * counts): one Table object per table, kept for the process, as core/inbox keeps the tables a
+ * decision tags. A Table opened afresh starts with empty tag and snapshot caches and decodes its
+ * manifests again: the Tables screen, read again at each commit while it is open, read every tag
+ * file of every table at each call (≈ 700 tags × 5 tables: 3,500 reads, 90–160 ms CPU). A kept
+ * Table sees the commits and tags of the ingest writer, the agent, the inbox and other processes
+ * (core/lsm DESIGN.md "What the caches rely on": the tag cache is checked at every listing, the
+ * latest snapshot read from disk). Opened again when the latest schema on disk is another than
+ * its own (an ALTER: its `schema` and readers are the one it was opened with), forgotten when the
+ * table is gone. Costs one listing of the table's `schema/` per call, as `Catalog.tableExists`
+ * did before each open.
+ */
+export class KeptTables {
+  private readonly kept = new Map<string, Table>();
+
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly database: string,
+  ) {}
+
+  /** The table `name`, or undefined when the database has none by that name. */
+  get(name: string): Table | undefined {
+    const kept = this.kept.get(name);
+    if (kept !== undefined) {
+      const latest = kept.latestSchemaIdOnDisk();
+      if (latest === kept.schema.id) return kept;
+      this.kept.delete(name);
+      if (latest < 0) return undefined;
+    }
+    const id = { database: this.database, table: name };
+    if (!this.catalog.tableExists(id)) return undefined;
+    const table = this.catalog.getTable(id);
+    this.kept.set(name, table);
+    return table;
+  }
+}
+
+
 export function journalState(journal: Journal): SiteStatus['journal'] {
   const last = journal.lastPosition();
   const committed = journal.getCheckpoint(INGEST_CHECKPOINT) ?? 0n;

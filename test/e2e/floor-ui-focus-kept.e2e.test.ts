@@ -16,7 +16,7 @@
 // under CI=true.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
+import { CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, scanKeys } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-focus-kept.e2e.test.ts');
 
@@ -62,8 +62,7 @@ suite('a button pressed keeps the focus while the site answers (chromium)', () =
     // While it was answered, and after: the button the person pressed.
     expect(await page.evaluate("document.activeElement?.getAttribute('type') ?? document.activeElement?.tagName")).toBe('submit');
     // A reader's scan, as quick as one (badge-scan.ts), onto the focused button.
-    await page.keyboard.type('0000000042', { delay: 0 });
-    await page.keyboard.press('Enter');
+    await scanKeys(page, '0000000042');
     await until(() => sent.length === 2, 'the scan after the refused PIN', 5_000);
     expect(sent).toEqual([{ user: 'Lena', secret: '0000' }, { badge: '0000000042' }]);
   });

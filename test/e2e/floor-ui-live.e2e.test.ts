@@ -9,7 +9,7 @@
 
 import { type BrowserContext, type Page, type WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, scanKeys } from './support.ts';
 import type { ProposalView } from '../../core/site/api.ts';
 
 warnSkipped('test/e2e/floor-ui-live.e2e.test.ts');
@@ -85,8 +85,7 @@ suite('the floor UI keeps up with the site (chromium)', () => {
     // (told by its pace, renderer/src/badge-scan.ts), not as her PIN — one attempt more toward
     // her lockout, the card's number sent as a PIN.
     expect(await page.evaluate("document.activeElement?.getAttribute('name') ?? null")).toBe('secret');
-    await page.keyboard.type('0000000042', { delay: 0 });
-    await page.keyboard.press('Enter');
+    await scanKeys(page, '0000000042');
     await until(() => sent.length === 3, 'the scan after the refused PIN');
     expect(await page.inputValue('input[name="secret"]')).toBe('');
     // Then her name and PIN, as a password manager types them (auto-type: name, Tab, PIN and

@@ -159,6 +159,39 @@ export async function signedInPage(url: string, user: string, secret: string, pa
 }
 
 /**
+ * A badge reader's scan: `chars`, then Enter, each key `keyMs` after the last by the events' own
+ * time stamps — the pace the sign-in screen tells a scan by (renderer/src/badge-scan.ts reads each
+ * key's `timeStamp`) — however long a loaded machine takes to deliver them, as the OS stamps a
+ * reader's keys when they arrive. `keyboard.type` with no delay had chromium stamp each key when
+ * it got it: with the whole suite running on two cores the keys of one scan came more than the
+ * scan's pace apart, and the scan was taken for typing (the test waited for a scan never sent).
+ * Trusted key events with their text, as `keyboard.type` sends them (CDP Input.dispatchKeyEvent).
+ */
+export async function scanKeys(page: Page, chars: string, keyMs = 5): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const t0 = Date.now() / 1000;
+    const sends: Promise<unknown>[] = [];
+    const key = (k: { key: string; code: string; keyCode: number; text: string }, i: number) => {
+      const timestamp = t0 + (i * keyMs) / 1000;
+      const down = { key: k.key, code: k.code, windowsVirtualKeyCode: k.keyCode, timestamp };
+      sends.push(cdp.send('Input.dispatchKeyEvent', { type: 'keyDown', ...down, text: k.text, unmodifiedText: k.text }));
+      sends.push(cdp.send('Input.dispatchKeyEvent', { type: 'keyUp', ...down, timestamp: timestamp + 0.001 }));
+    };
+    [...chars].forEach((ch, i) => {
+      const upper = ch.toUpperCase();
+      const code = /[0-9]/.test(ch) ? `Digit${ch}` : /[A-Z]/.test(upper) ? `Key${upper}` : '';
+      key({ key: ch, code, keyCode: upper.charCodeAt(0), text: ch }, i);
+    });
+    key({ key: 'Enter', code: 'Enter', keyCode: 13, text: '\r' }, chars.length);
+    // Sent together (CDP keeps their order): their stamps, not their delivery, give the pace.
+    await Promise.all(sends);
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
+}
+
+/**
  * Every route of `page` removed, after the handlers still running have finished. A plain
  * `page.unroute` does not wait: chromium lets the request a handler still holds go on, and the
  * handler's own `route.fulfill` or `route.continue` then rejects with "Route is already handled!"

@@ -15,7 +15,7 @@
 
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, scanKeys } from './support.ts';
 
 warnSkipped('test/e2e/ui-sign-in-autotype.e2e.test.ts');
 
@@ -62,8 +62,7 @@ suite('sign-in: a PIN auto-typed, and the focus after it (chromium)', () => {
     await page.selectOption('select[name="lang"]', 'de');
     expect(await focusedName()).toBe('lang');
     // A reader's scan; its "N" is Norsk's first letter for the picker's type-ahead.
-    await page.keyboard.type('N0042137', { delay: 0 });
-    await page.keyboard.press('Enter');
+    await scanKeys(page, 'N0042137');
     await until(() => sent.length >= 1, 'the scan');
     expect(sent).toEqual([{ badge: 'N0042137' }]);
     await page.waitForSelector('.signin [role="alert"]');

@@ -12,7 +12,7 @@
 
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, scanKeys } from './support.ts';
 
 warnSkipped('test/e2e/ui-sign-in-refocus.e2e.test.ts');
 
@@ -60,10 +60,7 @@ suite('sign-in: a badge scanned into a PIN field the person did not choose (chro
     return sent;
   };
   /** A reader's scan: the keys as quick as it types them, then Enter. */
-  const scan = async (chars: string) => {
-    await page.keyboard.type(chars, { delay: 0 });
-    await page.keyboard.press('Enter');
-  };
+  const scan = (chars: string) => scanKeys(page, chars);
 
   it('after a refused PIN, the window left and come back to: a scan into the PIN field goes out as a badge', async () => {
     const sent = await fresh();

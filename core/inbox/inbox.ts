@@ -26,7 +26,7 @@
 // (approved, rejected, stale) is never overwritten; no command is sent for a proposal that is not
 // approved.
 
-import { CompactionSlicer, isWellFormedString, LsmError, RENEW_MARGIN_MS, rowHeld, tagTimeLeftMs, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
+import { CompactionSlicer, isWellFormedString, KeptTables, LsmError, RENEW_MARGIN_MS, rowHeld, tagTimeLeftMs, type Catalog, type ReadPoint, type SchemaChange, type Table, type TableWriter } from '../lsm/index.ts';
 import { CONFIG_CHANGED_EVENT, DecisionLog, entryDetail, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
 import { LOG_NEXT_PROPERTY, recoverLostLogEntries, SUPERSEDED_PROPERTY } from './log-recovery.ts';
 import { InboxError, type RefusalReason } from './errors.ts';
@@ -360,7 +360,7 @@ export class Inbox {
   /** The tables' deferred compactions (InboxOptions.compaction), in slices after their commits. */
   private readonly slicer = new CompactionSlicer(INBOX_COMPACTION_SLICE_MS);
   /** The tables decisions tag (`evidenceTable`), opened once per inbox. */
-  private readonly evidenceTables = new Map<string, Table>();
+  private readonly evidenceTables: KeptTables;
 
   static open(o: InboxOptions): Inbox {
     return new Inbox(o);
@@ -388,6 +388,7 @@ export class Inbox {
 
   private constructor(o: InboxOptions) {
     this.o = o;
+    this.evidenceTables = new KeptTables(o.catalog, o.database);
     this.site = siteOfDatabase(o.database);
     this.clock = o.clock ?? Date.now;
     this.maintainedAtMs = { inbox: this.clock(), log: this.clock() };
@@ -933,17 +934,12 @@ export class Inbox {
    * evidence snapshot had expired listed the tags by reading every tag file (hundreds to thousands
    * on a site), and each approval opened its 4–5 tables again. A kept Table sees other processes'
    * tags and commits (core/lsm validates its tag cache on every listing and looks at the disk
-   * before tagging a cached snapshot). Opened again when its latest schema is another (an ALTER),
-   * and looked up again when the table is gone: getTable's NotFound, rather than a tag written
-   * into a dropped table's directory.
+   * before tagging a cached snapshot). Kept by core/lsm `KeptTables`, as the site API's tables:
+   * opened again when its latest schema is another (an ALTER); a table gone is getTable's
+   * NotFound, rather than a tag written into a dropped table's directory.
    */
   private evidenceTable(name: string): Table {
-    const kept = this.evidenceTables.get(name);
-    if (kept !== undefined && kept.latestSchemaIdOnDisk() === kept.schema.id) return kept;
-    this.evidenceTables.delete(name);
-    const table = this.o.catalog.getTable({ database: this.o.database, table: name });
-    this.evidenceTables.set(name, table);
-    return table;
+    return this.evidenceTables.get(name) ?? this.o.catalog.getTable({ database: this.o.database, table: name });
   }
 
   /**
@@ -1579,4 +1575,3 @@ export function readProposals(table: Table, filter: ProposalFilter & { waitingFi
   picked.sort(filter.waitingFirst ? (a, b) => Number(b.waiting) - Number(a.waiting) || order(a, b) : order);
   return wholeProposals(table, snapshot.id, picked.slice(0, limit).map((x) => x.id));
 }
-

@@ -5,6 +5,7 @@ export { ForwardingFileIO, LocalFileIO, localFileIO, type FileIO } from './file-
 export { RowKind, ROW_KIND_TEXT, parseRowKind, type KeyValue, type RowKindText } from './key-value.ts';
 export { TableSchema, type SchemaSpec, type TableSchemaJson } from './schema.ts';
 export { Table, type ReadPoint, type TableOpenOptions } from './table.ts';
+export { KeptTables } from './kept-tables.ts';
 export { TableReader, type Predicate, type PredicateOp, type ScanOptions } from './table-read.ts';
 export { TableWriter, type CommitResult, type CompactStepResult, type WriterOptions } from './table-writer.ts';
 export { CompactionSlicer, type SlicerHooks } from './compaction/slicer.ts';

@@ -275,6 +275,15 @@ function lockKey(path: string): string {
   }
 }
 
+/**
+ * Whether this process holds the writer lock at `path` now (a WriterLock acquired here and not
+ * released): what a kept Table's caches are sound under (kept-tables.ts), read from this
+ * process's own record of its locks, not from the lock file's pid and host.
+ */
+export function heldInThisProcess(path: string): boolean {
+  return heldInProcess.has(lockKey(path));
+}
+
 export class WriterLock {
   private constructor(
     readonly path: string,

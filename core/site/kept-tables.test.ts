@@ -17,7 +17,7 @@ import { demoConfig } from './demo/site.ts';
 import { initDataDir } from './init.ts';
 import { DEMO_ADMIN, Site } from './site.ts';
 import { SnapshotManager } from '../lsm/snapshot-manager.ts';
-import { KeptTables } from './status.ts';
+import { KeptTables } from '../lsm/index.ts';
 import { session } from './test-support/session.ts';
 
 const DB = 'site_demo';

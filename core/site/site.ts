@@ -48,14 +48,14 @@ import { siteLogger, type LogSink } from './log.ts';
 import { INGEST_CHECKPOINT, openIngest, openIngestorInSlices, type IngestParts } from './open-ingest.ts';
 import { ModuleCredentials, TILSTAND_PRINCIPAL, openSiteDb, setSiteMeta, siteMeta, tilstandPrincipal } from './site-db.ts';
 import { checkDataFormat, programDataFormat } from './data-format.ts';
-import { fedTables, journalState, KeptTables, redactTarget, restoredFromTagShown, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
+import { fedTables, journalState, redactTarget, restoredFromTagShown, restoreWaiting, resyncStreamKey, RowCounter, unansweredResyncs, type IngestFailureKind, type IngestResumeState, type RestoreNoteState, type SiteStatus } from './status.ts';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { UserStore } from '../inbox/users.ts';
 import { decisionLogNextId, readConfigChanges, type ConfigChange, type Json } from '../inbox/index.ts';
 import { FloorChanges } from './floor-changes.ts';
 import { DEAD_LETTER_LIST_DEFAULT, DEAD_LETTER_LIST_MAX, type Ingestor, type PurgeResult } from '../ingest/ingestor.ts';
-import type { Catalog, Table } from '../lsm/index.ts';
+import { KeptTables, type Catalog, type Table } from '../lsm/index.ts';
 import { ConfigError } from './config.ts';
 import { Decisions } from './decisions.ts';
 import { agentControlHandlers } from './cli/agent-cli.ts';
@@ -779,7 +779,7 @@ export class Site {
   /**
    * A table of the site's database as the site API and `status` read it, or undefined when there
    * is none by that name: the same Table object at every call while its schema stays the same
-   * (status.ts `KeptTables`: a fresh one read every tag file again at each call).
+   * (core/lsm `KeptTables`: a fresh one read every tag file again at each call).
    */
   readTable(name: string): Table | undefined {
     this.keptTables ??= new KeptTables(this.catalog, dataPaths(this.data, this.config.site).database!);

@@ -46,7 +46,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync, type
 import { join, sep } from 'node:path';
 import { pipeline } from 'node:stream';
 import type Database from 'better-sqlite3';
-import { Catalog, LsmError, type Snapshot, type Table, type TableOpenOptions } from '../lsm/index.ts';
+import { Catalog, KeptTables, LsmError, type Snapshot, type Table, type TableOpenOptions } from '../lsm/index.ts';
 import { snapshotFromJson, snapshotToJson, tagFromJson, type Tag } from '../lsm/snapshot.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { ACCESS_DENIED, accessDeniedMessage, WatchedTarget } from './access.ts';
@@ -322,6 +322,8 @@ export class SyncEngine {
   private readonly settledTags = new Map<string, Map<string, string>>();
   /** The site's tables as the last round opened them (`openTables`). */
   private tables = new Map<string, Table>();
+  /** The Table objects `openTables` keeps from round to round (core/lsm KeptTables). */
+  private kept: KeptTables | undefined;
   /** Contract keys the target refused when sent (`planContracts` leaves them out), with its error. */
   private readonly refusedKeys = new Map<string, string>();
   /** Where the walk through the record of what HQ holds goes on (`pruneAtHq`); '' = from its start. */
@@ -414,7 +416,8 @@ export class SyncEngine {
    * a table's tags are read through its cache (core/lsm tags.ts), and a table opened afresh each
    * round read every tag file again — thousands per table on a site with a week of run tags, a
    * fifth of a second per round per 3,000 tags, on the event loop. A table whose latest schema
-   * changed (the site altered it) is opened again.
+   * changed (the site altered it) is opened again; one another process wrote while no writer of
+   * this process held it has its snapshot cache dropped (core/lsm KeptTables, as the site API's).
    */
   openTables(): Map<string, Table> {
     // The engine's clock unless the catalog options give one: the hourly tags it names by its clock
@@ -423,9 +426,10 @@ export class SyncEngine {
     const db = siteDatabase(this.o.site);
     const out = new Map<string, Table>();
     if (catalog.databaseExists(db)) {
+      this.kept ??= new KeptTables(catalog, db);
       for (const t of catalog.listTables(db)) {
-        const kept = this.tables.get(t);
-        out.set(t, kept !== undefined && kept.latestSchemaIdOnDisk() === kept.schema.id ? kept : catalog.getTable({ database: db, table: t }));
+        const table = this.kept.get(t);
+        if (table !== undefined) out.set(t, table);
       }
     }
     this.tables = out;
@@ -1535,7 +1539,6 @@ function tagStamp(t: Pick<Tag, 'snapshot' | 'createTimeMillis' | 'retainedMillis
 
 /** The snapshot id in a `tagStamp`. */
 const stampedSnapshotId = (stamp: string): number => Number(stamp.slice(0, stamp.indexOf('/')));
-
 
 function splitUnit(unit: string): [string, string | undefined, string | undefined] {
   const a = unit.indexOf(':');

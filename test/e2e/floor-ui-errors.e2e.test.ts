@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAll } from './support.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM, CI, HAVE_CHROMIUM, launchChromium, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAfterTest, unrouteAll } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-errors.e2e.test.ts');
 
@@ -33,6 +33,9 @@ suite("the floor UI's errors in the site's log (chromium)", () => {
     browser = await signedInPage(demo.url, 'demo', '1234', pageErrors);
     page = browser.page;
   }, 120_000);
+
+  // The routes a test put on the page come off when it ends, failed or not (support.ts).
+  afterEach(({ task }) => unrouteAfterTest(page, task));
 
   afterAll(async () => {
     await stopDemo(demo, browser);

@@ -15,9 +15,9 @@
 // $CHROMIUM) the suite is skipped with a loud notice — and fails under CI=true.
 
 import { type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ProposalView } from '../../core/site/api.ts';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAll } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAfterTest, unrouteAll } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-long-floor.e2e.test.ts');
 
@@ -52,6 +52,9 @@ suite('a bad morning on a 1024 × 768 floor PC (chromium)', () => {
     browser = await signedInPage(url, 'demo', '1234', pageErrors, { width: 1024, height: 768 });
     page = browser.page;
   }, 120_000);
+
+  // The routes a test put on the page come off when it ends, failed or not (support.ts).
+  afterEach(({ task }) => unrouteAfterTest(page, task));
 
   afterAll(async () => {
     await stopDemo(demo, browser);

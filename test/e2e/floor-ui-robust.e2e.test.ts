@@ -19,11 +19,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TABLE_BUDGETS } from '../../core/ingest/freshness.ts';
 import type { ProposalView } from '../../core/site/api.ts';
 import { MESSAGES, tableDecision, type MessageKey } from '../../renderer/src/i18n/messages.ts';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAll } from './support.ts';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, unrouteAfterTest, unrouteAll } from './support.ts';
 
 describe('the Tables screen’s default decisions (no browser)', () => {
   // The renderer may import only types from core: its English copy of the defaults is checked here.
@@ -73,6 +73,9 @@ suite('the floor UI when something goes wrong (chromium)', () => {
     browser = await signedInPage(url, 'demo', '1234', pageErrors);
     page = browser.page;
   }, 120_000);
+
+  // The routes a test put on the page come off when it ends, failed or not (support.ts).
+  afterEach(({ task }) => unrouteAfterTest(page, task));
 
   afterAll(async () => {
     await stopDemo(demo, browser);

@@ -17,8 +17,8 @@ import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { type Page, type Request } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, ROOT, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, unrouteAll } from './support.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { apiSession, CHROMIUM, CI, HAVE_CHROMIUM, openPage, ROOT, runCli, startDemo, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser, unrouteAfterTest } from './support.ts';
 import type { ProposalView, StockView } from '../../core/site/api.ts';
 
 const SHOTS = join(ROOT, 'test-artifacts/screenshots');
@@ -96,6 +96,9 @@ suite('the floor UI end to end (chromium)', () => {
     browser = await openPage({ bypassCSP: true });
     page = browser.page;
   }, 120_000);
+
+  // The routes a test put on the page come off when it ends, failed or not (support.ts).
+  afterEach(({ task }) => unrouteAfterTest(page, task));
 
   afterAll(async () => {
     await stopDemo(demo, browser);
@@ -278,8 +281,9 @@ suite('the floor UI end to end (chromium)', () => {
       expect(await focused()).toBe('‖ Defer'); // a deferred one can still be decided: its buttons stay, and the focus on them
       expect(sent).toBe(1);
     } finally {
+      // The held handler let go; afterEach takes the route off (after a failure without waiting,
+      // and without an error of its own in place of the test's).
       release();
-      await unrouteAll(page);
     }
   });
 

@@ -2,7 +2,10 @@
 // chromium is missing, the CLI as a child process, polling with the site's output in the error,
 // the site API as the test's own session, chromium launched as the tests run it, the demo site
 // started as a child (startDemo), chromium's page signed in (signedInPage) or not yet on the UI
-// for a suite that signs in itself (openPage), and both stopped at the end (stopDemo).
+// for a suite that signs in itself (openPage), and both stopped at the end (stopDemo); a suite's
+// routes taken off after each test, passed or failed (unrouteAfterTest). A child that cannot be
+// started fails the call that asked for it, naming it (../helpers/child-failure.ts), rather than
+// raising an unhandled 'error' event.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { childFailure } from '../helpers/child-failure.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = join(ROOT, 'bin/tilstand.mjs');
@@ -24,10 +28,15 @@ export function warnSkipped(file: string, extra = ''): void {
   console.warn(`\n${bar}\n!!! SKIPPED: ${file} — no chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM=…)\n${extra}${bar}\n`);
 }
 
-/** `tilstand <args>` as a child process, run to its end. */
-export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res) => {
-    const c = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+/**
+ * `tilstand <args>` as a child process, run to its end; rejects when it could not be started
+ * (`o.node`: the binary run, process.execPath unless a test of this helper gives another).
+ */
+export function runCli(args: string[], o: { node?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res, rej) => {
+    const node = o.node ?? process.execPath;
+    const c = spawn(node, [BIN, ...args], { cwd: ROOT });
+    childFailure(c, `tilstand ${args[0] ?? ''} (${node} ${BIN})`).failed.catch(rej);
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
@@ -98,17 +107,25 @@ export interface DemoChild {
 /**
  * `tilstand start --demo --headless` in a new data directory (`tmpdir()/<prefix>…`) on free ports,
  * the demo's modules stepping once per 10 min and no agent timer (a suite runs the agent when it
- * wants proposals); resolves once the site printed its UI's address. `output` fills as the site
- * writes, for `untilWith`.
+ * wants proposals); resolves once the site printed its UI's address, and rejects at once, naming
+ * the binary, when the child could not be started (`o.node`: the binary run, process.execPath
+ * unless a test of this helper gives another). `output` fills as the site writes, for `untilWith`.
  */
-export async function startDemo(prefix: string, output: { out: string; err: string }): Promise<DemoChild> {
+export async function startDemo(prefix: string, output: { out: string; err: string }, o: { node?: string } = {}): Promise<DemoChild> {
   const data = mkdtempSync(join(tmpdir(), prefix));
-  const child = spawn(process.execPath, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
+  const node = o.node ?? process.execPath;
+  const child = spawn(node, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
+  const failure = childFailure(child, `the demo site (${node} ${BIN})`);
   child.stdout!.on('data', (d) => (output.out += d));
   child.stderr!.on('data', (d) => (output.err += d));
   let url: string;
   try {
-    url = await untilWith(() => output)(() => /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1], 'the site to print its UI URL', 30_000);
+    const address = () => {
+      const failed = failure.error();
+      if (failed) throw failed;
+      return /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1];
+    };
+    url = await untilWith(() => output)(address, 'the site to print its UI URL', 30_000);
   } catch (e) {
     // The caller gets no DemoChild to stop: a site that never said its address would outlive the suite.
     await stopChild(child);
@@ -199,6 +216,22 @@ export async function scanKeys(page: Page, chars: string, keyMs = 5): Promise<vo
  */
 export async function unrouteAll(page: Page): Promise<void> {
   await page.unrouteAll({ behavior: 'wait' });
+}
+
+/**
+ * For the `afterEach` of a suite that routes its page: every route of `page` taken off once a test
+ * has ended, passed or failed, so that no handler a test left acts on a later test's requests.
+ * `task` is the hook's `context.task`. After a pass as unrouteAll (the running handlers finish
+ * first). After a failure without waiting — a handler may wait on what the failed test was still
+ * to give it — with what the handlers throw from then on dropped (playwright's 'ignoreErrors': no
+ * "Route is already handled!" or "Target closed" added to the run) and an error of this call's own
+ * (the page gone with the failure) ignored: the test's own failure is the one reported. A closed
+ * or missing page has nothing to take off.
+ */
+export async function unrouteAfterTest(page: Page | undefined, task: { result?: { state: string } }): Promise<void> {
+  if (!page || page.isClosed()) return;
+  if (task.result?.state !== 'fail') return unrouteAll(page);
+  await page.unrouteAll({ behavior: 'ignoreErrors' }).catch(() => undefined);
 }
 
 /** The end of a suite that used startDemo and signedInPage: chromium closed, the site stopped, both folders removed. */

@@ -5,13 +5,16 @@
 //
 // When /usr/sbin/mosquitto is missing, `startMosquitto` prints a LOUD notice and returns
 // undefined so the caller can skip — except under CI=true, where it throws: CI must not pass by
-// skipping the external-broker tests.
+// skipping the external-broker tests. A binary that is there but cannot be run (not executable,
+// its interpreter missing) fails `startMosquitto` at once with "could not start mosquitto at
+// <path>: <code>" (child-failure.ts), not an unhandled 'error' event.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ChildFailure, childFailure, type WatchedChild } from './child-failure.ts';
 
 export const MOSQUITTO_BIN = '/usr/sbin/mosquitto';
 export const MOSQUITTO_PASSWD_BIN = '/usr/bin/mosquitto_passwd';
@@ -92,10 +95,13 @@ function config(opts: MosquittoOptions, dir: string, port: number, sitePort: num
   ].join('\n');
 }
 
-function waitReady(port: number, child: ChildProcess, timeoutMs: number, log: () => string): Promise<void> {
+function waitReady(port: number, child: ChildProcess, watched: WatchedChild, timeoutMs: number, log: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise<void>((resolve, reject) => {
     const attempt = () => {
+      // Before the exit code: a child that could not start has one too (-2 for ENOENT).
+      const failed = watched.error();
+      if (failed) return reject(failed);
       if (child.exitCode !== null) return reject(new Error(`mosquitto exited with ${child.exitCode}: ${log()}`));
       const s = createConnection({ host: '127.0.0.1', port }, () => {
         s.destroy();
@@ -133,12 +139,13 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
   const launch = async () => {
     writeFileSync(confPath, config(opts, dir, port, sitePort));
     const c = spawn(bin, ['-c', confPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const watched = childFailure(c, `mosquitto at ${bin}`);
     c.stderr!.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-20_000);
     });
     child = c;
-    await waitReady(port, c, opts.readyTimeoutMs ?? 5000, () => stderr);
-    await waitReady(sitePort, c, opts.readyTimeoutMs ?? 5000, () => stderr);
+    await waitReady(port, c, watched, opts.readyTimeoutMs ?? 5000, () => stderr);
+    await waitReady(sitePort, c, watched, opts.readyTimeoutMs ?? 5000, () => stderr);
   };
   const stop = async () => {
     const c = child;
@@ -151,7 +158,7 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
     clearTimeout(timer);
   };
   // The port is found free, then bound by mosquitto: another process may take it in between,
-  // so a bounded number of attempts.
+  // so a bounded number of attempts. A binary that could not be started is not tried again.
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
     sitePort = await freePort();
@@ -161,7 +168,7 @@ export async function startMosquitto(opts: MosquittoOptions): Promise<MosquittoH
       break;
     } catch (err) {
       await stop();
-      if (attempt >= 3) {
+      if (attempt >= 3 || (err instanceof ChildFailure && !err.started)) {
         rmSync(dir, { recursive: true, force: true });
         throw err;
       }

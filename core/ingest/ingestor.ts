@@ -433,6 +433,13 @@ export class Ingestor {
    * the letters open at the start; undefined while empty.
    */
   private lettersBySeq: Map<string, bigint> | undefined;
+  /**
+   * The positions of `seq_far_ahead` letters (any status) dead_letters holds after the lowest
+   * table's position at open: their events were given up (`farAhead`), so the journal's read at
+   * open passes over them instead of holding them again. Undefined outside that read, or when
+   * there is none.
+   */
+  private givenUp: Set<bigint> | undefined;
   /** Of those, the ones applied during the read at open, closed together after it. */
   private readonly lettersApplied: bigint[] = [];
   private closedAtOpen = 0;
@@ -677,6 +684,13 @@ export class Ingestor {
       if (h.position > this.lastProcessed) after.push(h.position);
     }
     if (after.length > 0) this.lettersToClose = new Set(after);
+    // Events given up far ahead of their stream whose letters are committed: the tables' positions
+    // may still be before them (another event held there at the commit), and held again by the
+    // read they kept the journal there for far_ahead_give_up_ms more and were lettered again, a
+    // dismissed letter reopened. Only the letters after the read's start are read.
+    for (const h of deadLetterHeads(this.deadLetters.table, ['reason'], this.lastProcessed)) {
+      if (h.reason === 'seq_far_ahead') (this.givenUp ??= new Set()).add(h.position);
+    }
     // A start's open holds the event loop for the read (the broker and the UI are not up yet): a
     // long one is said, naming the tables it is for, so a start that takes a minute is not taken
     // for hung. A resume in place reads in slices (`openInSlices`): the site answers meanwhile.
@@ -731,6 +745,7 @@ export class Ingestor {
     if (this.failed) throw this.failed;
     if (this.readNote) this.o.onInfo!(`ingest: read ${this.recoveredEvents} journal events in ${((performance.now() - this.readNote.startMs) / 1000).toFixed(1)} s`);
     this.closedAtOpen = this.closeLetters(this.lettersApplied.splice(0));
+    this.givenUp = undefined;
     // An event still held for a gap may yet be released and applied; the others were read.
     if (this.lettersToClose) for (const p of this.lettersToClose) if (!this.heldPositions.has(p)) this.lettersToClose.delete(p);
     if (this.lettersToClose?.size === 0) this.lettersToClose = undefined;
@@ -929,6 +944,9 @@ export class Ingestor {
   }
 
   private route(entry: Entry, parsed: ParseResult): void {
+    // Given up far ahead of its stream before this open, its letter committed: not sequenced again
+    // (its seq was not consumed then either), nothing held (CONTRACTS.md §4).
+    if (this.givenUp?.delete(entry.position) === true) return;
     // An envelope refused with a seq that reads (parseEnvelope: its source names this topic's
     // module and stream) is sequenced on a bound stream as a contract refusal is: it consumes
     // its seq, or the stream's next events waited behind a gap no resend could close.
@@ -994,9 +1012,15 @@ export class Ingestor {
         this.c.overflowDrops += offer.dropped.length;
         let kept = true;
         for (const d of offer.dropped) {
-          if (this.lettersToClose?.delete(d.item.entry.position) === true) (this.lettersBySeq ??= new Map()).set(`${d.item.key}\u0000${d.seq}`, d.item.entry.position);
           if (d.item === item) kept = false;
-          else {
+          // Held far ahead (the stream went on in order below it since it came): the resync's
+          // resend will not bring it, so it is a letter now, as `tick`'s far_ahead makes one.
+          if (d.farAhead === true) {
+            this.farAhead(d, module, stream, offer.resync.from - 1, 'overflow');
+            continue;
+          }
+          if (this.lettersToClose?.delete(d.item.entry.position) === true) (this.lettersBySeq ??= new Map()).set(`${d.item.key}\u0000${d.seq}`, d.item.entry.position);
+          if (d.item !== item) {
             this.heldPositions.delete(d.item.entry.position);
             this.unhold(d.item);
           }
@@ -1418,7 +1442,7 @@ export class Ingestor {
     try {
       for (const a of this.sequencer.tick(at.wallMs)) {
         if (a.type === 'resync') this.requestResync(a.module, a.stream, a.from);
-        else if (a.type === 'far_ahead') this.farAhead(a.given, a.module, a.stream, a.from - 1);
+        else if (a.type === 'far_ahead') this.farAhead(a.given, a.module, a.stream, a.from - 1, 'waited');
         else {
           this.c.skippedSeqs += a.to - a.from + 1 - this.skippedAgain(a.module, a.stream, a.from, a.to);
           this.o.onWarning?.(`ingest: gave up waiting for ${a.module}/${a.stream} seq ${a.from}..${a.to}; skipped (later events repair the rows)`);
@@ -1473,24 +1497,36 @@ export class Ingestor {
   }
 
   /**
-   * A held event the sequencer gave up on: held far_ahead_give_up_ms from its arrival while its
-   * stream went on in order below it (CONTRACTS.md §4, "An event far ahead of its stream"). A dead
-   * letter, so nothing is lost and the tables' journal position (the frontier, the checkpoint,
-   * prune) moves past it; its seq is not consumed. Keyed by position like a late one.
+   * A held event the sequencer gave up on while its stream went on in order below it
+   * (CONTRACTS.md §4, "An event far ahead of its stream"): held far_ahead_give_up_ms from its
+   * arrival (`waited`, tick's far_ahead), or dropped from a full reorder buffer (`overflow`: the
+   * resync's resend does not bring a seq the module has not reached; dropped silently, it was lost
+   * with only tilstand_ingest_reorder_overflow_drops_total moved). A dead letter, so nothing is
+   * lost and the tables' journal position (the frontier, the checkpoint, prune) moves past it; its
+   * seq is not consumed. Keyed by position like a late one.
    */
-  private farAhead(r: Ready<Item>, module: string, stream: string, issued: number): void {
+  private farAhead(r: Ready<Item>, module: string, stream: string, issued: number, cause: 'waited' | 'overflow'): void {
     const { entry, refusal } = r.item;
     if (this.heldPositions.delete(entry.position)) this.unhold(r.item);
     // A letter the event had before this open (no binding then) is rewritten with this reason, not closed.
     this.lettersToClose?.delete(entry.position);
-    const waitMs = this.o.sequencer?.far_ahead_give_up_ms ?? DEFAULT_SEQUENCER_OPTIONS.far_ahead_give_up_ms;
-    const wait = waitMs % 60_000 === 0 ? `${waitMs / 60_000} min` : `${waitMs} ms`;
+    let what: string;
+    let said: string;
+    if (cause === 'waited') {
+      const waitMs = this.o.sequencer?.far_ahead_give_up_ms ?? DEFAULT_SEQUENCER_OPTIONS.far_ahead_give_up_ms;
+      const wait = waitMs % 60_000 === 0 ? `${waitMs / 60_000} min` : `${waitMs} ms`;
+      what = `was held ${wait} (far_ahead_give_up_ms) for the seqs before it while the stream went on in order below it (at seq ${issued}); not applied, so the site's journal can move on`;
+      said = `waited ${wait} while the stream went on in order below it (at seq ${issued})`;
+    } else {
+      what = `was dropped from a full reorder buffer (reorder_buffer_max, reorder_buffer_bytes_max), held for the seqs before it while the stream went on in order below it (at seq ${issued}); the module's resend from seq ${issued + 1} does not bring a seq it has not reached, so it is kept here, not applied`;
+      said = `was dropped from a full reorder buffer while the stream went on in order below it (at seq ${issued})`;
+    }
     const why = refuse(
       'seq_far_ahead',
-      `seq ${r.seq} of ${module}/${stream} was held ${wait} (far_ahead_give_up_ms) for the seqs before it while the stream went on in order below it (at seq ${issued}); not applied, so the site's journal can move on. If the module sends this seq again in its turn it is applied then and this letter is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
+      `seq ${r.seq} of ${module}/${stream} ${what}. If the module sends this seq again in its turn it is applied then and this letter is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
       'source.seq',
     );
-    this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} waited ${wait} while the stream went on in order below it (at seq ${issued}); made a dead letter at journal position ${entry.position}`);
+    this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} ${said}; made a dead letter at journal position ${entry.position}`);
     this.deadLetter(entry, why, undefined, null, r.seq);
   }
 

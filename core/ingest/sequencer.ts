@@ -15,8 +15,10 @@
 //   s > issued+1, buffer has room     → gap (held)
 //   s > issued+1, buffer full         → overflow: the highest of (held ∪ {s}) are dropped until
 //                                       the rest fits, and a resync from issued+1 is due at once.
-//                                       Dropping is safe: a resync makes the module resend
-//                                       everything from `from`.
+//                                       Dropping an early event is safe: a resync makes the module
+//                                       resend everything from `from`. A dropped event the stream
+//                                       went on in order below since it arrived is marked
+//                                       `farAhead` (below): the resend does not bring it.
 // "Full" counts events (`reorder_buffer_max`) and their bytes (`reorder_buffer_bytes_max`, the
 // size the caller gives with each offer): a module sending large payloads otherwise held up to
 // reorder_buffer_max × payload_bytes_max (256 MiB) per stream. Past the byte bound more than one
@@ -36,6 +38,17 @@
 // position, the journal's checkpoint and prune stood still, and the journal grew until its disk
 // budget held every module's acks), with gap_give_up_ms Infinity too. Not a skip to it: the
 // stream's own next events would then all be below the high-water mark (CONTRACTS.md §4).
+// Such an event is the highest held, so the first an overflow drops, and the module's resend from
+// issued+1 never brings a seq the module has not reached: dropped like an early one it was gone
+// with only a counter moved. So `overflow` marks each dropped event the stream went on in order
+// below since it arrived (`farAhead`; the caller makes it a dead letter as `tick`'s `far_ahead`),
+// without the wait: the buffer is full now. "Went on in order since it arrived" is one test for
+// both: an in-order arrival (`next` while something is held; a skip is not one) offered after it,
+// by the order of offers (`arrival`/`progress` ordinals), not by their times: a burst, the
+// journal's read at open, or a simulated clock gives both the same ms. Early events that came
+// before the stream's last in-order arrival and are still the highest held when the buffer fills
+// are marked too (heavy reordering, e.g. live events above a resend with its own hole): a letter
+// that the resend makes a copy (applied in its turn), never a loss.
 // At age ≥ reorder_window_ms: request a resync {from: issued+1, to: lowest held − 1}, again every
 // resync_retry_ms while it stays open. At age ≥ gap_give_up_ms: skip — issued jumps over the
 // missing range, the held run is released, and the caller records the loss. Events are absolute
@@ -120,7 +133,15 @@ export type Offer<T> =
   | { readonly kind: 'next'; readonly ready: readonly Ready<T>[] }
   | { readonly kind: 'gap'; readonly seq: number; readonly missing: GapReport }
   /** `dropped`: the highest seqs of held ∪ {seq}, highest first (one, unless the byte bound needed more). */
-  | { readonly kind: 'overflow'; readonly seq: number; readonly dropped: readonly Ready<T>[]; readonly resync: GapReport };
+  | { readonly kind: 'overflow'; readonly seq: number; readonly dropped: readonly Dropped<T>[]; readonly resync: GapReport };
+
+/**
+ * An event an overflow dropped. `farAhead`: the stream went on in order below it since it arrived
+ * (header): the resync's resend will not bring it; absent for an early event, which it will.
+ */
+export interface Dropped<T> extends Ready<T> {
+  readonly farAhead?: true;
+}
 
 export type TickAction<T> =
   | ({ readonly type: 'resync' } & GapReport)
@@ -144,13 +165,16 @@ interface Stream<T> {
   readonly stream: string;
   committed: number;
   issued: number;
-  readonly held: Map<number, { item: T; arrived_ms: number; bytes: number }>;
+  /** `arrival`: the Sequencer's `offers` when it was held (orders it against `progress`). */
+  readonly held: Map<number, { item: T; arrived_ms: number; arrival: number; bytes: number }>;
   /** Sum of the held events' bytes. */
   held_bytes: number;
   /** When a resync was last asked for the current gap; undefined when none was. */
   resync_at_ms: number | undefined;
   /** When `issued` last moved on while something was held (an in-order arrival); -Infinity: never. */
   progress_ms: number;
+  /** The Sequencer's `offers` at that arrival (0: never): went on since a held event arrived ⇔ progress > its arrival. */
+  progress: number;
   /** The ranges skips gave up on, ascending, disjoint, all ≤ issued; at most SKIPPED_RANGES_PER_STREAM. */
   skipped: SkippedRange[];
 }
@@ -181,6 +205,8 @@ export class Sequencer<T> {
   /** module → stream → state: the per-event lookup without building the key string. */
   private readonly byModule = new Map<string, Map<string, Stream<T>>>();
   private readonly options: SequencerOptions;
+  /** Offers so far that held an event or moved a held stream on: orders arrivals and progress exactly. */
+  private offers = 0;
 
   constructor(options: Partial<SequencerOptions> & Pick<SequencerOptions, 'now_ms'>) {
     this.options = { ...DEFAULT_SEQUENCER_OPTIONS, ...options };
@@ -197,6 +223,7 @@ export class Sequencer<T> {
     s.held_bytes = 0;
     s.resync_at_ms = undefined;
     s.progress_ms = -Infinity;
+    s.progress = 0;
     if (s.skipped.length > 0) s.skipped = trimmed(s.skipped, hwm);
   }
 
@@ -248,6 +275,7 @@ export class Sequencer<T> {
       if (s.held.size > 0) {
         // The gap moved on: it is a new one, aged from now, with no resync asked yet.
         s.progress_ms = this.options.now_ms();
+        s.progress = ++this.offers;
         s.resync_at_ms = undefined;
         this.drain(s, ready);
       }
@@ -255,22 +283,23 @@ export class Sequencer<T> {
     }
     const now = this.options.now_ms();
     const { reorder_buffer_max: countMax, reorder_buffer_bytes_max: bytesMax } = this.options;
+    const arrival = ++this.offers;
     if (s.held.size < countMax && s.held_bytes + bytes <= bytesMax) {
-      s.held.set(seq, { item, arrived_ms: now, bytes });
+      s.held.set(seq, { item, arrived_ms: now, arrival, bytes });
       s.held_bytes += bytes;
       return { kind: 'gap', seq, missing: this.gapOf(s) };
     }
     // Full: keep the lowest seqs (they close the gap soonest); drop the highest until the rest fits.
-    s.held.set(seq, { item, arrived_ms: now, bytes });
+    s.held.set(seq, { item, arrived_ms: now, arrival, bytes });
     s.held_bytes += bytes;
-    const dropped: Ready<T>[] = [];
+    const dropped: Dropped<T>[] = [];
     while (s.held.size > countMax || s.held_bytes > bytesMax) {
       let highest = -1;
       for (const h of s.held.keys()) if (h > highest) highest = h;
       const h = s.held.get(highest)!;
       s.held.delete(highest);
       s.held_bytes -= h.bytes;
-      dropped.push({ seq: highest, item: h.item });
+      dropped.push(s.progress > h.arrival ? { seq: highest, item: h.item, farAhead: true } : { seq: highest, item: h.item });
     }
     if (s.held.size > 0) {
       s.resync_at_ms = now;
@@ -321,7 +350,7 @@ export class Sequencer<T> {
       // Held far ahead: the stream went on in order after it arrived, and it is still not reached.
       let gaveUp: Ready<T>[] | undefined;
       for (const [seq, h] of s.held) {
-        if (now - h.arrived_ms < this.options.far_ahead_give_up_ms || !(s.progress_ms > h.arrived_ms)) continue;
+        if (now - h.arrived_ms < this.options.far_ahead_give_up_ms || !(s.progress > h.arrival)) continue;
         (gaveUp ??= []).push({ seq, item: h.item });
       }
       if (gaveUp !== undefined) {
@@ -388,7 +417,7 @@ export class Sequencer<T> {
     }
     let s = byStream.get(stream);
     if (!s) {
-      s = { module, stream, committed: 0, issued: 0, held: new Map(), held_bytes: 0, resync_at_ms: undefined, progress_ms: -Infinity, skipped: [] };
+      s = { module, stream, committed: 0, issued: 0, held: new Map(), held_bytes: 0, resync_at_ms: undefined, progress_ms: -Infinity, progress: 0, skipped: [] };
       // `streams` keeps creation order for tick's "stream order".
       this.streams.set(key(module, stream), s);
       byStream.set(stream, s);

@@ -2,6 +2,8 @@ import { useRef, useState, type FocusEvent, type FormEvent, type KeyboardEvent, 
 import { runAfter, scanEndedBy, type KeyRun } from '../badge-scan.ts';
 import { useApp, useT } from '../context.tsx';
 import { LanguagePicker } from '../components/LanguagePicker.tsx';
+import { PinPad } from '../components/PinPad.tsx';
+import { padPress } from '../pin-pad.ts';
 import { formatDuration, LANG_NAMES, type Lang } from '../i18n/messages.ts';
 import { selectSignInErrorText } from '../store/store.ts';
 
@@ -116,6 +118,15 @@ export function SignIn() {
           {t('signIn.secret')}
           <input name="secret" type="password" autoComplete="current-password" value={secret} onChange={(e) => setSecret(e.target.value)} />
         </label>
+        {/* A touch screen's PIN pad (shown by the stylesheet where one is a pointer): it types into
+            this field's value, as the keyboard does, and leaves the rest as it was — the focus (its
+            keys take none), a run of keys (it types none) and `secretChosen`. A tap on it chooses
+            nothing: choosing the PIN field tells a PIN auto-typed after the tap from a scan, and
+            nothing auto-types after pad taps, while a scan after them is the person giving up on
+            the PIN for the badge: into the PIN field a refused sign-in left the focus in, a pad tap
+            taken as choosing it would send the card's number, behind the pad's digits, as that
+            name's PIN. A scan after pad taps is judged as it would be without them. */}
+        <PinPad onPress={(key) => setSecret((s) => padPress(s, key))} />
         <label>
           {t('signIn.badge')}
           {/* Focused when the screen appears: a badge reader types the card's number and Enter

@@ -18,7 +18,12 @@
 //
 // A restore marks itself under way (`restore-unfinished.json`, before the first table file; gone
 // once the note is written): its rerun after a kill redoes the half copy it finds without --force,
-// while tables without the mark are a site's and still need --force.
+// while tables without the mark are a site's and still need --force. So the copy's files need not
+// be durable one by one, only all of them once the mark goes: each is written once under its own
+// name, not fsynced, and each file and each folder the restore created or wrote into is fsynced
+// once, several at a time, before the note is written and the mark removed (mirror.ts
+// `DeferredSync`; `hq pull` keeps a temporary file and a rename per file, for readers of its copy
+// while it runs). The mark's removal is made durable last.
 //
 // The restored directory is the site's legitimate successor: once the tables are in place it
 // writes HQ's sender marker (sender.ts) with its own sender id, so the replaced PC, should it come
@@ -32,7 +37,7 @@
 // the definition said but the budget: `<data>/restored-tables.json` (`draftTableEntry`).
 
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { NEXT_ID_PROPERTY } from '../inbox/decision-log.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, decisionLogNextId } from '../inbox/index.ts';
 import { LOG_NEXT_PROPERTY } from '../inbox/log-recovery.ts';
@@ -44,7 +49,7 @@ import { WriterLock } from '../lsm/writer-lock.ts';
 import { STUCK_STEP, SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
 import { checkHqDataFormat, type ProgramDataFormat } from './hq-data-format.ts';
-import { damageOf, mirrorSite, tagOfKey, whereAtHq, type MirrorProgress } from './hq/mirror.ts';
+import { damageOf, DeferredSync, mirrorSite, tagOfKey, whereAtHq, type MirrorProgress } from './hq/mirror.ts';
 import { siteDatabase, tablePrefix } from './names.ts';
 import { openOutboxDb, Outbox } from './outbox.ts';
 import { referencedFiles } from './plan.ts';
@@ -283,13 +288,22 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   forgetOutboxSteps(o.dataDir);
   const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
   localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
-  if (redo && catalog.databaseExists(db)) fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
-  fs.mkdirSync(warehouse, { recursive: true });
+  // The copy's files and folders, fsynced once each before the note (below): nobody reads the
+  // copy while the sync lock is held and the mark says unfinished (a site's start refuses it), and
+  // a copy cut short is done again from scratch, so no file of it needs a temporary name and a
+  // rename.
+  const synced = new DeferredSync();
+  if (redo && catalog.databaseExists(db)) {
+    fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
+    synced.add(warehouse);
+  }
+  synced.mkdirs(warehouse);
   // A damaged tag (its JSON torn at HQ, or naming a file HQ lacks) is left out and reported, as
   // `hq pull` does: failing the whole restore on one old tag left a dead site's operator nothing.
   const damagedTags: NonNullable<RestoreNote['damagedTags']> = [];
   const mirrored = await mirrorSite(o.target, o.site, warehouse, {
     contractsDir: join(o.dataDir, 'contracts'),
+    deferredSync: synced,
     onDamagedTag: (key, e) => {
       const t = tagOfKey(key);
       damagedTags.push({ tag: t ? `${t.table}/${t.tag}` : key, key, error: damageOf(e) });
@@ -315,6 +329,7 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
       if (missing === undefined) continue;
       const key = `${tablePrefix(o.site, name)}tag/tag-${tag.name}`;
       fs.rmSync(t.paths.tagFile(tag.name), { force: true });
+      synced.add(dirname(t.paths.tagFile(tag.name)));
       damagedTags.push({ tag: `${name}/${tag.name}`, key, error: `corruption in ${whereAtHq(o.target, key)}: ${missing}` });
     }
     const latest = t.latestSnapshot();
@@ -339,6 +354,10 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     const t = catalog.getTable({ database: db, table: r.table });
     tables[r.table] = { snapshotId: t.latestSnapshot()?.id ?? r.snapshotId, tags: t.listTags().map((x) => x.name) };
   }
+  // Everything the copy wrote, and what the check and a rollback removed from it (in folders the
+  // copy wrote into), is on disk before HQ's marker names this directory and before the mark goes
+  // (a rollback's and the log's commit write through core/lsm's FileIO, which syncs what they write).
+  await synced.flush();
   const restoredAtMs = (o.clock ?? Date.now)();
   // The drafts of their config.json entries; none without such tables, and one a restore with
   // --force left from an earlier restore goes: it would name tables this warehouse may not have.
@@ -361,6 +380,11 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   // the site's next start would fail to parse.
   localFileIO.replaceAtomic(join(o.dataDir, RESTORE_NOTE), Buffer.from(JSON.stringify(note, null, 2) + '\n'));
   fs.rmSync(unfinishedPath, { force: true });
+  // The mark's removal made durable, last: lost in a power cut after the restored site had
+  // committed, it came back, the site refused to start, and the rerun it asks for would remove
+  // what the site wrote since.
+  synced.add(o.dataDir);
+  await synced.flush();
   return note;
 }
 

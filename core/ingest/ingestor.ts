@@ -232,6 +232,11 @@ const DEFAULT_PROGRESS_INTERVAL_MS = 5 * 60_000;
 const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 const DEFAULT_JOURNAL_READ_NOTE_EVENTS = 100_000;
 const DEFAULT_STREAMS_PER_MODULE_MAX = 1_000;
+/**
+ * The seq_far_ahead letters a run remembers by seq (`farLettersBySeq`), the newest; an older one
+ * whose event comes again past it stays open, a copy to dismiss, as after a restart.
+ */
+export const FAR_LETTERS_BY_SEQ_MAX = 1_024;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
 /** The most dead letters one list returns (each whole, payload included): a bound on one answer's size. */
 export const DEAD_LETTER_LIST_MAX = 10_000;
@@ -433,6 +438,17 @@ export class Ingestor {
    * the letters open at the start; undefined while empty.
    */
   private lettersBySeq: Map<string, bigint> | undefined;
+  /**
+   * The open `seq_far_ahead` letters this run made (overflow or tick), by stream key and seq: an
+   * early event marked far ahead (CONTRACTS.md §4, "Dropped from a full reorder buffer") comes
+   * again in the module's resend, and when that seq is released with the same payload, byte for
+   * byte, its letter is closed as replayed, as `lettersBySeq` closes one. Per stream key, seq →
+   * position (a release of a stream without one asks one map); FAR_LETTERS_BY_SEQ_MAX in all, the
+   * oldest of the first stream forgotten past it (a true far event's seq may never come).
+   * Undefined while empty.
+   */
+  private farLettersBySeq: Map<string, Map<number, bigint>> | undefined;
+  private farLettersCount = 0;
   /**
    * The positions of `seq_far_ahead` letters (any status) dead_letters holds after the lowest
    * table's position at open: their events were given up (`farAhead`), so the journal's read at
@@ -950,7 +966,7 @@ export class Ingestor {
     // An envelope refused with a seq that reads (parseEnvelope: its source names this topic's
     // module and stream) is sequenced on a bound stream as a contract refusal is: it consumes
     // its seq, or the stream's next events waited behind a gap no resend could close.
-    if (!parsed.ok && parsed.seq === undefined) return this.deadLetter(entry, parsed, undefined, null);
+    if (!parsed.ok && parsed.seq === undefined) return void this.deadLetter(entry, parsed, undefined, null);
     const env = parsed.ok ? parsed.envelope : undefined;
     const { module, stream } = env ? env.source : parseEventTopic(entry.topic)!;
     const seq = env ? env.source.seq : (parsed as Refusal).seq!;
@@ -959,10 +975,10 @@ export class Ingestor {
     if (bindings.length === 0) {
       // Not sequenced: nothing reads this stream yet; the event waits in dead_letters for a binding.
       const why = check.ok ? refuse('no_binding', `no binding matches topic '${entry.topic}'`) : check;
-      return this.deadLetter(entry, why, undefined, null);
+      return void this.deadLetter(entry, why, undefined, null);
     }
     const beyond = this.beyondStreamLimit(module, stream, bindings);
-    if (beyond !== undefined) return this.deadLetter(entry, beyond, undefined, bindings.map(bindingName));
+    if (beyond !== undefined) return void this.deadLetter(entry, beyond, undefined, bindings.map(bindingName));
     const key = this.streamKeyOf(module, stream);
     // Its newest event. Not from the journal's read at a start: that event came before this open
     // (a restart after a held event reads everything after it again, and its streams showed a
@@ -987,7 +1003,7 @@ export class Ingestor {
         `seq ${seq} of ${module}/${stream} came after the site gave up waiting for seq ${from}..${to} at ${Number.isNaN(new Date(atMs).getTime()) ? `${atMs} ms` : new Date(atMs).toISOString()} (gap_give_up_ms) and went on with later events; it was not applied. A replay writes it where no later event of the stream changed the row (the table orders by seq); or dismiss it with a note`,
         'source.seq',
       );
-      return this.deadLetter(entry, why, undefined, null, seq);
+      return void this.deadLetter(entry, why, undefined, null, seq);
     }
     if (offer.kind === 'duplicate') {
       // The journal's read at a restart goes through events every table holds already (after the
@@ -995,6 +1011,10 @@ export class Ingestor {
       // that took them; a module's resend journaled since (a seq some table lacks) counts. A
       // resume in place counts by position instead (`countedThrough`).
       if (!this.recovering || this.o.carried !== undefined || !this.coveredEverywhere(entry, bindings, { key, seq })) this.c.duplicates++;
+      // At or below the restored position, read after an event the read holds again: in the run
+      // that took it, it came in order after that one (sequencer.ts `wentOnBelow`). Else a far
+      // event held at a restart was dropped by the next overflow without a letter (CONTRACTS.md §4).
+      if (this.recovering) this.sequencer.wentOnBelow(module, stream, seq);
       // Not while the journal is replayed at open: those events arrived before (their times are old).
       if (!this.recovering) this.duplicateWatch.duplicate(module, stream, seq, this.sequencer.issued(module, stream), this.monotonic(), this.clock());
       return;
@@ -1113,7 +1133,15 @@ export class Ingestor {
         if (this.lettersBySeq.size === 0) this.lettersBySeq = undefined;
       }
     }
-    const closes = letter !== undefined && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
+    // A seq_far_ahead letter of this seq made in this run: closed too when this is its event again
+    // (the same payload), an early event the overflow took for one far ahead.
+    let farLetter: bigint | undefined;
+    const at = this.farLettersBySeq?.get(seq.key)?.get(seq.seq);
+    if (at !== undefined) {
+      this.forgetFarLetter(seq.key, seq.seq);
+      if (at !== letter && this.lettersAt([at])[0]?.payload.equals(entry.payload) === true) farLetter = at;
+    }
+    const closes = (letter !== undefined || farLetter !== undefined) && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
     const failures = this.applyBindings(entry, envelope!, bindings, seq);
     if (failures.length > 0) {
       // Counted once its letter is written: a write that throws leaves `releasing` set (held, not counted).
@@ -1125,8 +1153,9 @@ export class Ingestor {
       // released and committed, held again at a restart since dead_letters' snapshot was older.
       if (this.bindingsCovered < bindings.length) this.c.applied++;
       if (closes) {
-        if (this.recovering) this.lettersApplied.push(letter!);
-        else this.closeLetters([letter!]);
+        const close = [letter, farLetter].filter((p) => p !== undefined);
+        if (this.recovering) this.lettersApplied.push(...close);
+        else this.closeLetters(close);
       }
     }
   }
@@ -1208,15 +1237,18 @@ export class Ingestor {
     return moved.ok ? [moved, r] : moved;
   }
 
-  /** `letterSeq`: the seq a letter of an event not sequenced here shows (a late one's). */
-  private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null, letterSeq?: number): void {
+  /**
+   * `letterSeq`: the seq a letter of an event not sequenced here shows (a late one's). True when
+   * it wrote the letter (false: dead_letters holds one at this position already).
+   */
+  private deadLetter(entry: Entry, why: Refusal, seq: { key: string; seq: number } | undefined, bindings: string[] | null, letterSeq?: number): boolean {
     const t = this.deadLetters;
     // A letter dead_letters holds already was counted by the run that wrote it (the journal's read
     // at a restart goes through it again when the tables' position stayed before a held event).
-    if (this.covered(t, entry, seq)) return;
+    if (this.covered(t, entry, seq)) return false;
     // An unsequenced event (no seq to compare) after the committed position may still be in the
     // snapshot when the position was held back by the reorder buffer: the key decides.
-    if (this.recovering && seq === undefined && this.committedDeadLetter(entry.position)) return;
+    if (this.recovering && seq === undefined && this.committedDeadLetter(entry.position)) return false;
     const parts = parseEventTopic(entry.topic);
     const d: DeadLetter = {
       position: entry.position,
@@ -1239,6 +1271,7 @@ export class Ingestor {
     this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
     this.openDeadLetters++;
     if (this.letterListener !== undefined) this.lettersToAnnounce.add(d.position);
+    return true;
   }
 
   private committedDeadLetter(position: bigint): boolean {
@@ -1503,13 +1536,15 @@ export class Ingestor {
    * resync's resend does not bring a seq the module has not reached; dropped silently, it was lost
    * with only tilstand_ingest_reorder_overflow_drops_total moved). A dead letter, so nothing is
    * lost and the tables' journal position (the frontier, the checkpoint, prune) moves past it; its
-   * seq is not consumed. Keyed by position like a late one.
+   * seq is not consumed. Keyed by position like a late one. Remembered by seq while this run
+   * lasts (`farLettersBySeq`): an early event taken for one far ahead comes again in its turn, and
+   * its release closes the letter.
    */
   private farAhead(r: Ready<Item>, module: string, stream: string, issued: number, cause: 'waited' | 'overflow'): void {
     const { entry, refusal } = r.item;
     if (this.heldPositions.delete(entry.position)) this.unhold(r.item);
     // A letter the event had before this open (no binding then) is rewritten with this reason, not closed.
-    this.lettersToClose?.delete(entry.position);
+    const before = this.lettersToClose?.delete(entry.position) === true;
     let what: string;
     let said: string;
     if (cause === 'waited') {
@@ -1523,11 +1558,52 @@ export class Ingestor {
     }
     const why = refuse(
       'seq_far_ahead',
-      `seq ${r.seq} of ${module}/${stream} ${what}. If the module sends this seq again in its turn it is applied then and this letter is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
+      `seq ${r.seq} of ${module}/${stream} ${what}. If the module sends this seq again in its turn it is applied then; this letter is closed as replayed if that is this event (the same payload) and the site did not restart in between, else it is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
       'source.seq',
     );
     this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} ${said}; made a dead letter at journal position ${entry.position}`);
-    this.deadLetter(entry, why, undefined, null, r.seq);
+    const made = before ? this.rewriteLetter(entry.position, why, r.seq) : this.deadLetter(entry, why, undefined, null, r.seq);
+    if (!made) return;
+    const byStream = (this.farLettersBySeq ??= new Map());
+    let bySeq = byStream.get(r.item.key);
+    if (bySeq === undefined) byStream.set(r.item.key, (bySeq = new Map()));
+    if (!bySeq.has(r.seq)) this.farLettersCount++;
+    bySeq.set(r.seq, entry.position);
+    if (this.farLettersCount > FAR_LETTERS_BY_SEQ_MAX) {
+      const [k, first] = byStream.entries().next().value!;
+      this.forgetFarLetter(k, first.keys().next().value!);
+    }
+  }
+
+  /** Takes (stream key, seq) out of `farLettersBySeq`. */
+  private forgetFarLetter(key: string, seq: number): void {
+    const byStream = this.farLettersBySeq!;
+    const bySeq = byStream.get(key)!;
+    if (!bySeq.delete(seq)) return;
+    this.farLettersCount--;
+    if (bySeq.size === 0) byStream.delete(key);
+    if (byStream.size === 0) this.farLettersBySeq = undefined;
+  }
+
+  /**
+   * An open letter from before this open (a `no_binding` of an event journaled before its stream
+   * had a binding) whose event is now refused for another reason (`farAhead`): written again with
+   * that reason, path and seq, still open and counted once. `deadLetter` passes over a position
+   * dead_letters' committed position covers (the run that wrote it counted it), and left as
+   * `no_binding` the letter bypassed `replayOne`'s seq_far_ahead guard: "replay all" wrote seq
+   * 1,000,000's image over the stream's rows. A kill before dead_letters commits it leaves the old
+   * letter, and the read at open gives the event up again. False, and the letter left as it is,
+   * when it is no longer open (dismissed or replayed meanwhile) or is of some bindings' failure
+   * only (`bindings` set: the run that wrote it applied the event to the other tables).
+   */
+  private rewriteLetter(position: bigint, why: Refusal, seq: number): boolean {
+    const d = this.lettersAt([position])[0];
+    if (d === undefined || d.status !== 'open' || d.bindings !== null) return false;
+    const at = this.instant();
+    this.writeDeadLetter({ ...d, reason: why.reason, detail: why.detail, path: why.path ?? null, seq, bindings: null }, at.elapsedMs);
+    this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
+    if (this.letterListener !== undefined) this.lettersToAnnounce.add(position);
+    return true;
   }
 
   /** Commits every table with pending events now (approval compare-and-set, shutdown). */

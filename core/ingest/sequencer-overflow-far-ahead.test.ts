@@ -81,4 +81,35 @@ describe('Sequencer: overflow of a buffer holding an event far ahead', () => {
     for (const seq of [6, 7, 8]) s.offer('m', 's', seq, `e${seq}`);
     expect(s.offer('m', 's', 9, 'e9')).toEqual({ kind: 'overflow', seq: 9, dropped: [{ seq: 100, item: 'high' }], resync: { module: 'm', stream: 's', from: 4, to: 5 } });
   });
+
+  it('a duplicate at or below the restored position, said by the read at open to have come in order (wentOnBelow), counts as the stream going on', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms, ...opts });
+    s.restore('m', 's', 20); // a restart: the stream's progress is forgotten
+    expect(s.offer('m', 's', 1_000, 'far').kind).toBe('gap');
+    expect(s.offer('m', 's', 15, 'e15').kind).toBe('duplicate');
+    s.wentOnBelow('m', 's', 15);
+    for (const seq of [22, 23, 24]) s.offer('m', 's', seq, `e${seq}`);
+    expect(s.offer('m', 's', 25, 'e25')).toMatchObject({ kind: 'overflow', dropped: [{ seq: 1_000, item: 'far', farAhead: true }] });
+  });
+
+  it('wentOnBelow marks nothing for a seq above the restored position (a copy of one this run took)', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms, ...opts });
+    s.restore('m', 's', 20);
+    expect(s.offer('m', 's', 21, 'e21').kind).toBe('next'); // nothing held: no progress to mark
+    s.offer('m', 's', 1_000, 'far');
+    expect(s.offer('m', 's', 21, 'e21').kind).toBe('duplicate'); // taken in this run: a copy
+    s.wentOnBelow('m', 's', 21);
+    for (const seq of [23, 24, 25]) s.offer('m', 's', seq, `e${seq}`);
+    expect(s.offer('m', 's', 26, 'e26')).toEqual({ kind: 'overflow', seq: 26, dropped: [{ seq: 1_000, item: 'far' }], resync: { module: 'm', stream: 's', from: 22, to: 22 } });
+  });
+
+  it('a far event that arrives when the buffer is full is dropped as itself, unmarked (a known limit: nothing went on below it yet)', () => {
+    const c = clock();
+    const s = new Sequencer<string>({ now_ms: c.now_ms, ...opts });
+    s.offer('m', 's', 1, 'a');
+    for (const seq of [3, 4, 5, 6]) s.offer('m', 's', seq, `e${seq}`);
+    expect(s.offer('m', 's', 1_000, 'far')).toEqual({ kind: 'overflow', seq: 1_000, dropped: [{ seq: 1_000, item: 'far' }], resync: { module: 'm', stream: 's', from: 2, to: 2 } });
+  });
 });

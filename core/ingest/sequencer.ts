@@ -48,7 +48,11 @@
 // journal's read at open, or a simulated clock gives both the same ms. Early events that came
 // before the stream's last in-order arrival and are still the highest held when the buffer fills
 // are marked too (heavy reordering, e.g. live events above a resend with its own hole): a letter
-// that the resend makes a copy (applied in its turn), never a loss.
+// that the resend makes a copy (applied in its turn), never a loss. `restore` forgets progress; the
+// caller's read of its journal at open, which holds such an event again, tells of each duplicate at
+// or below the restored position it reads after it (`wentOnBelow`: the stopped run took it in order).
+// A far event arriving when the buffer is already full is dropped as itself, unmarked (nothing
+// went on below it yet): a known limit.
 // At age ≥ reorder_window_ms: request a resync {from: issued+1, to: lowest held − 1}, again every
 // resync_retry_ms while it stays open. At age ≥ gap_give_up_ms: skip — issued jumps over the
 // missing range, the held run is released, and the caller records the loss. Events are absolute
@@ -173,7 +177,10 @@ interface Stream<T> {
   resync_at_ms: number | undefined;
   /** When `issued` last moved on while something was held (an in-order arrival); -Infinity: never. */
   progress_ms: number;
-  /** The Sequencer's `offers` at that arrival (0: never): went on since a held event arrived ⇔ progress > its arrival. */
+  /**
+   * The Sequencer's `offers` at that arrival, or at a duplicate the caller's read at open says the
+   * stream took in order (`wentOnBelow`); 0: never. Went on since a held event arrived ⇔ progress > its arrival.
+   */
   progress: number;
   /** The ranges skips gave up on, ascending, disjoint, all ≤ issued; at most SKIPPED_RANGES_PER_STREAM. */
   skipped: SkippedRange[];
@@ -321,6 +328,24 @@ export class Sequencer<T> {
     if (seq !== s.issued + 1 || s.held.size > 0 || !Number.isSafeInteger(seq)) return false;
     s.issued = seq;
     return true;
+  }
+
+  /**
+   * The caller's read of its journal at open offered `seq` again, a `duplicate` at or below the
+   * stream's committed position (the one `restore` set), after events of the stream it holds now:
+   * in the run that took that event it came after them, and in order (or in a run released by
+   * one), so the stream went on in order below them since they arrived, as a `next` would have
+   * marked (`progress`, header). `restore` forgets that, and the stream's events after a held far
+   * event, read again, are all such duplicates: without this the next overflow dropped the far
+   * event unmarked (no letter, only a counter moved). An event the run took otherwise (a gap skip
+   * released it; a copy it dropped as a duplicate then too) marks the held ones as well: at worst
+   * an early event is then lettered far ahead and applied by the resend in its turn, never lost.
+   * Call it only for the read at open: a duplicate that arrives live is a copy, not progress.
+   */
+  wentOnBelow(module: string, stream: string, seq: number): void {
+    const s = this.byModule.get(module)?.get(stream);
+    if (s === undefined || s.held.size === 0 || !(seq <= s.committed)) return;
+    s.progress = ++this.offers;
   }
 
   /** Records that everything up to `seq` is durable. REQUIRES: committed ≤ seq ≤ issued. */

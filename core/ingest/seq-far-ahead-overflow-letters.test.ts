@@ -1,0 +1,229 @@
+// The far-ahead letters of an overflow (CONTRACTS.md §4, "An event far ahead of its stream",
+// "Dropped from a full reorder buffer") across a restart, over a letter the event had before the
+// start, and once the resend applies an event lettered so:
+// - held across a restart (or a kill after the tables' commit), the far event is held again by the
+//   journal's read at open, and the stream's events after it are at or below the restored position
+//   (duplicates): they count as the stream going on in order (in the run that took them they came
+//   in order), so the overflow that drops the far event letters it as before the restart;
+// - a letter the event had before the start (`no_binding`: no binding then) is rewritten as
+//   `seq_far_ahead` when the event is given up (overflow or tick), durably, so "replay all"
+//   refuses it as a seq_far_ahead letter instead of writing the far image;
+// - an overflow letter whose seq the stream's resend then applies with the same payload (an early
+//   event marked far ahead) is closed as replayed, as a letter open at the start is.
+import { describe, expect, it } from 'vitest';
+import { FAR_LETTERS_BY_SEQ_MAX, type Ingestor } from './ingestor.ts';
+import { SEED_BINDINGS } from './seed-bindings.ts';
+import { SEED_TABLES } from './seed-tables.ts';
+import { moduleEvent, seededIngestor, SITE, stockEvent, topic } from './test-support/seeded-ingestor.ts';
+
+const T0 = Date.UTC(2026, 11, 7, 8, 0, 0);
+const TOPIC = `tilstand/${SITE}/events/inventory/stock`;
+const FAR = 1_000_000;
+const BUFFER = 8;
+
+const env = seededIngestor({ tmpPrefix: 'tilstand-far-ahead-letters-', t0: T0, defaults: { sequencer: { reorder_buffer_max: BUFFER } } });
+const inv = (seq: number, qty: number, item = `I-${seq}`) => stockEvent(seq, item, qty, env.now);
+/** The seed site without stock and its binding: inventory/stock's events are no_binding letters. */
+const noStock = { tables: SEED_TABLES.filter((t) => t.name !== 'stock'), bindings: SEED_BINDINGS.filter((b) => b.table !== 'stock') };
+
+function restart(i: Ingestor, how: 'close' | 'kill', extra: Parameters<typeof env.start>[0] = {}): Ingestor {
+  if (how === 'close') i.close();
+  else i.abandon();
+  env.open.splice(env.open.indexOf(i), 1);
+  return env.start(extra);
+}
+
+const farLetters = (i: Ingestor) => i.listDeadLetters({ reason: 'seq_far_ahead' }).map((d) => [d.position, d.seq, d.status]);
+const overflowDrops = (i: Ingestor) => Number(/\ntilstand_ingest_reorder_overflow_drops_total\{site="s1"\} (\d+)\n/.exec(i.metrics())![1]);
+
+describe('far-ahead overflow letters: held across a restart', () => {
+  it('a far event held at a graceful restart is lettered when a later overflow drops it', async () => {
+    const i = env.start();
+    for (let seq = 1; seq <= 10; seq++) await i.accept(TOPIC, inv(seq, seq));
+    const far = await i.accept(TOPIC, inv(FAR, 7, 'FAR-1'));
+    for (let seq = 11; seq <= 20; seq++) await i.accept(TOPIC, inv(seq, seq)); // the stream goes on below it
+    for (const seq of [22, 23, 24, 25, 26, 27]) await i.accept(TOPIC, inv(seq, seq)); // 21 lost: 7 held
+    i.commitAll(); // hwm 20, the position before the far event
+    const j = restart(i, 'close');
+    // The read holds the far event again; 11..20 are at or below the restored position.
+    expect(j.health().heldEvents).toBe(7);
+    await j.accept(TOPIC, inv(28, 28)); // full
+    await j.accept(TOPIC, inv(29, 29)); // overflow: the highest held is the far event
+    expect(farLetters(j)).toEqual([[far, FAR, 'open']]);
+    for (let seq = 21; seq <= 29; seq++) await j.accept(TOPIC, inv(seq, seq)); // the module's resend
+    j.commitAll();
+    env.now += 6 * 60_000; // the idle tables' progress commits
+    j.tick();
+    expect(j.health().heldEvents).toBe(0);
+    for (let seq = 1; seq <= 29; seq++) expect(env.stockRow(`I-${seq}`)).toMatchObject({ on_hand: seq, inventory_seq: seq });
+    expect(env.stockRow('FAR-1')).toBeUndefined();
+    expect(farLetters(j)).toEqual([[far, FAR, 'open']]);
+    expect(overflowDrops(j)).toBe(1);
+    expect(env.journal.getCheckpoint('ingest')).toBeGreaterThan(far);
+  });
+
+  it('a letter made after the tables committed the stream past the far event, then a kill: the read makes it again', async () => {
+    const i = env.start();
+    for (let seq = 1; seq <= 10; seq++) await i.accept(TOPIC, inv(seq, seq));
+    const far = await i.accept(TOPIC, inv(FAR, 7, 'FAR-1'));
+    for (let seq = 11; seq <= 20; seq++) {
+      env.now += 1_000;
+      await i.accept(TOPIC, inv(seq, seq));
+    }
+    // An event no binding takes, so dead_letters commits the stream's position too.
+    await i.accept(`tilstand/${SITE}/events/nobody/nothing`, stockEvent(1, 'X', 1, env.now));
+    i.commitAll();
+    expect(i.health().frontier).toBe(far - 1n);
+    for (const seq of [22, 23, 24, 25, 26, 27, 28, 35]) await i.accept(TOPIC, inv(seq, seq)); // 35 overflows
+    expect(farLetters(i)).toEqual([[far, FAR, 'open']]); // not committed
+    const j = restart(i, 'kill');
+    // The read at open: the far event held, 11..20 at or below the restored position, 22..28, 35: the same overflow.
+    expect(farLetters(j)).toEqual([[far, FAR, 'open']]);
+    for (let seq = 21; seq <= 35; seq++) await j.accept(TOPIC, inv(seq, seq));
+    j.commitAll();
+    j.tick();
+    expect(j.health().heldEvents).toBe(0);
+    for (let seq = 1; seq <= 35; seq++) expect(env.stockRow(`I-${seq}`)).toMatchObject({ on_hand: seq, inventory_seq: seq });
+    expect(farLetters(j)).toEqual([[far, FAR, 'open']]);
+    expect(j.deadLetterCount()).toBe(2); // and nobody/nothing's no_binding
+  });
+});
+
+describe('far-ahead overflow letters: a letter the event had before the start', () => {
+  /** 1..3, FAR (the same row as 3), 4, 5 in order, then 7..10 (6 lost), all while stock had no binding. */
+  async function beforeBinding(): Promise<Record<number, bigint>> {
+    const i = env.start(noStock);
+    const pos: Record<number, bigint> = {};
+    for (const q of [1, 2, 3]) pos[q] = await i.accept(TOPIC, inv(q, q, 'SAME'));
+    pos[FAR] = await i.accept(TOPIC, inv(FAR, FAR, 'SAME'));
+    for (const q of [4, 5, 7, 8, 9, 10]) pos[q] = await i.accept(TOPIC, inv(q, q, 'SAME'));
+    i.commitAll();
+    expect(i.listDeadLetters().map((d) => d.reason)).toEqual(Array(10).fill('no_binding'));
+    i.close();
+    env.open.splice(env.open.indexOf(i), 1);
+    return pos;
+  }
+
+  it('given up by an overflow in the read at open: rewritten seq_far_ahead, durably; "replay all" refuses it', async () => {
+    const pos = await beforeBinding();
+    let j = env.start({ sequencer: { reorder_buffer_max: 4 } }); // the binding now: the read overflows at 10
+    const letter = () => j.listDeadLetters().find((d) => d.position === pos[FAR])!;
+    expect(letter()).toMatchObject({ reason: 'seq_far_ahead', status: 'open', seq: FAR, path: 'source.seq' });
+    expect(letter().detail).toMatch(/^seq 1000000 of inventory\/stock was dropped from a full reorder buffer/);
+    // Durable: dead_letters' commit at open holds it, a kill after it keeps it.
+    j = restart(j, 'kill', { sequencer: { reorder_buffer_max: 4 } });
+    expect(letter()).toMatchObject({ reason: 'seq_far_ahead', status: 'open' });
+    for (let q = 6; q <= 10; q++) await j.accept(TOPIC, inv(q, q, 'SAME')); // the resend
+    j.commitAll();
+    expect(env.stockRow('SAME')).toMatchObject({ inventory_seq: 10 });
+    // Every other letter's event is in stock: closed as replayed at open or by the resend.
+    expect(j.listDeadLetters({ status: 'open' }).map((d) => d.position)).toEqual([pos[FAR]]);
+    expect(await j.replayDeadLetters()).toMatchObject({ replayed: 0, failed: 1 });
+    expect(env.stockRow('SAME')).toMatchObject({ inventory_seq: 10, on_hand: 10 }); // not the far image
+    expect(letter()).toMatchObject({ reason: 'seq_far_ahead', status: 'open' });
+    expect(letter().detail).toMatch(/^not replayed: inventory\/stock is at seq 10, below 1000000/);
+    expect(j.deadLetterCount()).toBe(1);
+  });
+
+  it("given up by tick's far_ahead after the read held it: rewritten seq_far_ahead; \"replay all\" refuses it", async () => {
+    const pos = await beforeBinding();
+    const j = env.start(); // the binding now: the read holds FAR and 7..10 (6 lost)
+    expect(j.health().heldEvents).toBe(5);
+    await j.accept(TOPIC, inv(6, 6, 'SAME')); // the stream goes on in order: 7..10 released
+    let seq = 10;
+    for (let t = 0; t < 16 * 6; t++) {
+      await j.accept(TOPIC, inv(++seq, seq, 'SAME'));
+      env.now += 10_000;
+      j.tick();
+    }
+    j.commitAll();
+    expect(j.health().heldEvents).toBe(0);
+    const letter = () => j.listDeadLetters().find((d) => d.position === pos[FAR])!;
+    expect(letter()).toMatchObject({ reason: 'seq_far_ahead', status: 'open', seq: FAR });
+    expect(letter().detail).toMatch(/^seq 1000000 of inventory\/stock was held 15 min \(far_ahead_give_up_ms\)/);
+    expect(j.deadLetterCount()).toBe(1);
+    expect(await j.replayDeadLetters()).toMatchObject({ replayed: 0, failed: 1 });
+    expect(env.stockRow('SAME')).toMatchObject({ inventory_seq: seq });
+  }, 60_000);
+
+  it('an early event the read drops as far ahead: its letter (no_binding then) is closed when the resend applies it', async () => {
+    const order = [1, 2, 10, 3, 5, 6, 7, 8]; // 10 early (3..9 to come), 3 in order, 4 lost, 8 overflows
+    const i = env.start({ ...noStock, sequencer: { reorder_buffer_max: 4 } });
+    for (const q of order) await i.accept(TOPIC, inv(q, q));
+    i.commitAll();
+    expect(i.deadLetterCount()).toBe(order.length);
+    const j = restart(i, 'close', { sequencer: { reorder_buffer_max: 4 } });
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await j.accept(TOPIC, inv(q, q));
+    j.commitAll();
+    for (let q = 1; q <= 10; q++) expect(env.stockRow(`I-${q}`)).toMatchObject({ on_hand: q, inventory_seq: q });
+    expect(j.listDeadLetters({ status: 'open' })).toEqual([]);
+    expect(j.deadLetterCount()).toBe(0);
+  });
+});
+
+describe('far-ahead overflow letters: an early event marked far ahead', () => {
+  /** 1, 2, 10 (early: 3..9 to come), 3 (in order: 4 lost), 5, 6, 7 (full), 8: the overflow drops 10, marked. */
+  async function strayLetter(i: Ingestor): Promise<bigint> {
+    const pos: Record<number, bigint> = {};
+    for (const q of [1, 2, 10, 3, 5, 6, 7, 8]) pos[q] = await i.accept(TOPIC, inv(q, q));
+    expect(i.listDeadLetters().map((d) => [d.position, d.reason, d.seq, d.status])).toEqual([[pos[10], 'seq_far_ahead', 10, 'open']]);
+    return pos[10]!;
+  }
+
+  it('its letter is closed as replayed when the resend applies the same event in its turn', async () => {
+    const i = env.start({ sequencer: { reorder_buffer_max: 4 } });
+    const ten = await strayLetter(i);
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await i.accept(TOPIC, inv(q, q));
+    i.commitAll();
+    for (let q = 1; q <= 10; q++) expect(env.stockRow(`I-${q}`)).toMatchObject({ on_hand: q, inventory_seq: q });
+    expect(i.listDeadLetters().map((d) => [d.position, d.status])).toEqual([[ten, 'replayed']]);
+    expect(i.deadLetterCount()).toBe(0);
+    expect(i.metrics()).toMatch(/\ntilstand_ingest_dead_letters_open\{site="s1"\} 0\n/);
+  });
+
+  it('not when the event applied at that seq is another (its payload differs): the letter stays open', async () => {
+    const i = env.start({ sequencer: { reorder_buffer_max: 4 } });
+    const ten = await strayLetter(i);
+    for (const q of [4, 5, 6, 7, 8, 9]) await i.accept(TOPIC, inv(q, q));
+    await i.accept(TOPIC, inv(10, 99)); // seq 10 again, another image
+    i.commitAll();
+    expect(env.stockRow('I-10')).toMatchObject({ on_hand: 99, inventory_seq: 10 });
+    expect(i.listDeadLetters().map((d) => [d.position, d.status])).toEqual([[ten, 'open']]);
+    expect(i.deadLetterCount()).toBe(1);
+  });
+});
+
+describe('far-ahead overflow letters: remembered by seq within a bound', () => {
+  const reservation = (seq: number) => moduleEvent('commerce', 'reservations', seq, { item: `R-${seq}`, location: 'L1', reserved_qty: seq }, 'commerce.reservations', env.now);
+
+  /**
+   * inventory/stock: 1, 5 (early), 2 (in order), 4 (overflows: 5 dropped, marked); then `n` true
+   * far letters of commerce/reservations (each: a far seq, the next in order, an early one that
+   * overflows, the one before it); then stock's resend 3, 5. Returns stock 5's letter.
+   */
+  async function strayThenFar(n: number): Promise<{ i: Ingestor; five: bigint }> {
+    const i = env.start({ sequencer: { reorder_buffer_max: 1 } });
+    const stock: Record<number, bigint> = {};
+    for (const q of [1, 5, 2, 4]) stock[q] = await i.accept(TOPIC, inv(q, q));
+    const accepted: Promise<bigint>[] = [];
+    for (let k = 0, at = 0; k < n; k++, at += 3) {
+      for (const seq of [FAR + k, at + 1, at + 3, at + 2]) accepted.push(i.accept(topic('commerce', 'reservations'), reservation(seq)));
+    }
+    await Promise.all(accepted);
+    expect(i.listDeadLetters({ reason: 'seq_far_ahead', limit: n + 1 }).length).toBe(n + 1);
+    for (const q of [3, 5]) await i.accept(TOPIC, inv(q, q));
+    i.commitAll();
+    expect(env.stockRow('I-5')).toMatchObject({ on_hand: 5, inventory_seq: 5 });
+    return { i, five: stock[5]! };
+  }
+
+  it(`the newest ${FAR_LETTERS_BY_SEQ_MAX} in all: with that many since, the letter is still closed`, async () => {
+    const { i, five } = await strayThenFar(FAR_LETTERS_BY_SEQ_MAX - 1);
+    expect(i.listDeadLetters({ reason: 'seq_far_ahead', limit: 1 }).map((d) => [d.position, d.status])).toEqual([[five, 'replayed']]);
+  }, 120_000);
+
+  it('one more and the oldest is forgotten: its event applied after, its letter stays open (a copy to dismiss)', async () => {
+    const { i, five } = await strayThenFar(FAR_LETTERS_BY_SEQ_MAX);
+    expect(i.listDeadLetters({ reason: 'seq_far_ahead', limit: 1 }).map((d) => [d.position, d.status])).toEqual([[five, 'open']]);
+  }, 120_000);
+});

@@ -26,7 +26,7 @@ import { bucketOf } from './bucket.ts';
 import { formatForLevel } from './data-file-format.ts';
 import { cell, writeDataFile, type RunData } from './data-file.ts';
 import { corruption, invalidArgument, LsmError } from './errors.ts';
-import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
+import { expireSnapshots, removeOrphanFiles, SPREAD_MARK, type ExpireResult } from './expire.ts';
 import { RowKind } from './key-value.ts';
 import { randomUUID } from 'node:crypto';
 import { snapshotDeletionVectors } from './deletion-vector.ts';
@@ -264,7 +264,7 @@ export class AppendWriter extends TableWriter {
       step('partition expiration');
       this.expirePartitionsInto(result);
       step('snapshot expiration');
-      if (madeSnapshots(result)) result.expire = expireSnapshots(table);
+      if (madeSnapshots(result)) result.expire = expireSnapshots(table, undefined, SPREAD_MARK);
     });
   }
 

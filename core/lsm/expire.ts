@@ -29,9 +29,22 @@
 // candidates. Pinned snapshots are roots as tags are, released by the first run after the last
 // unpin. So a commit costs the snapshot and tag listings (validated caches: snapshot-manager and
 // tags.ts) plus work proportional to what changed, not to the retained history.
+// Spread mark: the first mark of a Table object (every retained root: at a site's 1,000+ tags,
+// thousands of manifest reads, ~0.3–0.7 s of CPU) is spread over runs when the caller asks
+// (`spreadMark`: expiration after a commit, on the event loop). A run marks roots while under
+// MARK_BUDGET_MS (at least MARK_ROOTS_MIN, at most MARK_ROOTS_MAX); the others wait in
+// `MarkState.unmarked` for the next runs, which go on marking whether or not they expire
+// anything. While any root is unmarked (a retained one, or one this process expired before it was
+// marked) nothing is deleted but snapshot and tag files (steps 1–3, which delete no other file):
+// files released meanwhile wait in `deferred`, since a root not marked yet may reference them.
+// The run that completes the mark sweeps by listing (deleting every unmarked file, so also the
+// files of a root dropped unmarked: one that left the retained set before its turn), plus the
+// deferred files outside the table's directory by path, when still unmarked. A root this process
+// expired is marked and released at once when its turn comes. Explicit calls (expire(), orphan
+// removal, a rollback's deletion) complete the mark in the call.
 // The sweep deletes the released files. It lists the directories instead (deleting every
-// unmarked file, as orphan cleanup does) on the first run of a Table object, after the writer
-// lock changed hands, after a failed run, and every FULL_SWEEP_EVERY-th sweep — so files no
+// unmarked file, as orphan cleanup does) on the first complete run of a Table object, after the
+// writer lock changed hands, after a failed run, and every FULL_SWEEP_EVERY-th sweep — so files no
 // snapshot ever referenced (a failed commit's, a crashed process's) still go at the next start,
 // or within that many runs. removeOrphanFiles always lists, with the same roots and keep set, and
 // also deletes the temporary files a kill inside an atomic create or replace left (snapshot, tag,
@@ -69,6 +82,17 @@ export const FULL_SWEEP_EVERY = 64;
 /** Expiration's listing sweep deletes a killed atomic write's temporary file this old (see sweep). */
 export const TEMP_FILE_SWEEP_AGE_MS = 3_600_000;
 
+/**
+ * A spread mark (`spreadMark`) marks roots for this long per run: what it bounds is the stall of
+ * the event loop, and a root's cost varies widely (with how many of its manifests are cached
+ * already, and how many files it holds), which a count of roots would not follow…
+ */
+export const MARK_BUDGET_MS = 20;
+/** …but at least this many (progress on a loaded machine; a table of few roots is marked at once)… */
+export const MARK_ROOTS_MIN = 16;
+/** …and at most this many, so a run's reads are bounded whatever the machine's speed (first-mark-spread.test.ts counts them). */
+export const MARK_ROOTS_MAX = 64;
+
 const MANIFEST = 0;
 const INDEX = 1;
 const DATA = 2;
@@ -80,11 +104,21 @@ interface Ref {
   n: number;
 }
 
+/** A root not marked yet: `dying` when this process expired it (its files are released once marked). */
+interface Unmarked {
+  readonly s: Snapshot;
+  dying: boolean;
+}
+
 class MarkState {
   /** Every file referenced by at least one retained root, by path. */
   readonly refs = new Map<string, Ref>();
   /** Retained roots (rootKey) and their files, each once. */
   readonly roots = new Map<string, Ref[]>();
+  /** Roots found but not marked yet (a spread mark), in the order found; none when the mark is complete. */
+  readonly unmarked = new Map<string, Unmarked>();
+  /** Files released while the mark was incomplete; swept (when still unmarked) once it is complete. */
+  deferred: Ref[] = [];
   /** Data file paths by manifest entry (entries of cached manifests are shared by many roots). */
   readonly dataPaths = new WeakMap<ManifestEntry, string>();
   /** The writer lock file's bytes (pid, host, random token) at the last run. */
@@ -123,15 +157,27 @@ function withState<T>(table: Table, f: (state: MarkState) => T): T {
   }
 }
 
+export interface ExpireOptions {
+  /**
+   * Mark at most about MARK_BUDGET_MS of new roots in this run, deferring the sweep while any
+   * root is unmarked (see the header): for expiration after a commit. Otherwise the mark is
+   * completed in this run.
+   */
+  spreadMark?: boolean;
+}
+
+/** The options of expiration after a commit (the commit paths of the writers). */
+export const SPREAD_MARK: ExpireOptions = Object.freeze({ spreadMark: true });
+
 /**
  * `keep`: paths of data files a writer has flushed but not yet committed; unreferenced by any
  * snapshot, yet not orphans (the sweep would otherwise delete them under the writer).
  */
-export function expireSnapshots(table: Table, keep?: ReadonlySet<string>): ExpireResult {
-  return withState(table, (state) => expireWith(table, state, keep));
+export function expireSnapshots(table: Table, keep?: ReadonlySet<string>, options: ExpireOptions = {}): ExpireResult {
+  return withState(table, (state) => expireWith(table, state, keep, options.spreadMark === true));
 }
 
-function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | undefined): ExpireResult {
+function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | undefined, spread: boolean): ExpireResult {
   const o = table.schema.options;
   const now = table.clock();
   const result: ExpireResult = { expiredSnapshots: [], expiredTags: [], deletedFiles: [] };
@@ -192,10 +238,11 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
   }
   const expired = new Set(result.expiredSnapshots);
   result.expiredSnapshots.unshift(...leftovers);
-  if (result.expiredSnapshots.length > 0 || result.expiredTags.length > 0) {
+  // An incomplete mark goes on in every run, whether or not this one expired anything.
+  if (result.expiredSnapshots.length > 0 || result.expiredTags.length > 0 || state.unmarked.size > 0) {
     const retained: number[] = [];
     for (let i = first; i < listed.length; i++) if (!expired.has(listed[i]!)) retained.push(listed[i]!);
-    result.deletedFiles = sweep(table, state, retained, tags, dying, 0, keep, false);
+    result.deletedFiles = sweep(table, state, retained, tags, dying, 0, keep, false, spread);
   }
   return result;
 }
@@ -206,7 +253,7 @@ function expireWith(table: Table, state: MarkState, keep: ReadonlySet<string> | 
  */
 export function removeOrphanFiles(table: Table, olderThanMs: number, keep?: ReadonlySet<string>): string[] {
   return withState(table, (state) => {
-    const deleted = sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, keep, true);
+    const deleted = sweep(table, state, table.snapshots.listIds(), table.tags.list(), [], olderThanMs, keep, true, false);
     deleted.push(...sweepTempFiles(table, olderThanMs));
     return deleted;
   });
@@ -225,7 +272,7 @@ export function removeOrphanFiles(table: Table, olderThanMs: number, keep?: Read
 export function deleteRemovedFiles(table: Table, removed: readonly Snapshot[], unread: boolean): string[] {
   return withState(table, (state) => {
     if (unread) state.listNext = true;
-    return sweepReleased(table, mark(table, state, table.snapshots.listIds(), table.tags.list(), removed, true), undefined);
+    return sweepReleased(table, mark(table, state, table.snapshots.listIds(), table.tags.list(), removed, false, true)!, undefined);
   });
 }
 
@@ -286,11 +333,21 @@ function rootKey(s: Snapshot): string {
 
 /**
  * Brings the marks up to date with the retained snapshots, tags and pinned snapshots; returns the
- * files no retained root references any more (released in this call). `dying`: the contents of the
+ * files no retained root references any more (released in this call, and those released while
+ * the mark was incomplete), or undefined while the mark is incomplete (`spread`: the roots left
+ * unmarked wait for the next runs, and nothing may be deleted). `dying`: the contents of the
  * snapshots and tags expired in this run, released too even if they were never marked (a
  * snapshot committed since the last sweep).
  */
-function mark(table: Table, state: MarkState, snapshotIds: readonly number[], tags: readonly TagInfo[], dying: readonly Snapshot[], skipDamagedDying = false): Ref[] {
+function mark(
+  table: Table,
+  state: MarkState,
+  snapshotIds: readonly number[],
+  tags: readonly TagInfo[],
+  dying: readonly Snapshot[],
+  spread: boolean,
+  skipDamagedDying = false,
+): Ref[] | undefined {
   const current = new Map<string, Snapshot>();
   for (const id of snapshotIds) {
     const s = table.snapshots.tryGet(id);
@@ -304,12 +361,7 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
   }
   // Java's long-lived changelogs (changelog/changelog-N, written by its expiration when
   // `changelog.num-retained.*` outlive the snapshots) keep what their readers need.
-  const longLived = new Set<string>();
-  for (const c of longLivedChangelogs(table)) {
-    const k = `changelog\n${rootKey(c)}`;
-    current.set(k, c);
-    longLived.add(k);
-  }
+  for (const c of longLivedChangelogs(table)) current.set(`${LONG_LIVED}${rootKey(c)}`, c);
   // Readers in this process (any Table object of the table) keep what they read, also when their
   // snapshot file or tag is gone (a tag expired while a reader at it is open).
   const pinned = new Set<string>();
@@ -320,37 +372,42 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
       pinned.add(k);
     }
   }
-  // New roots first, so a file moving from a released root to a new one never reaches zero.
-  for (const [k, s] of current) {
-    if (state.roots.has(k)) continue;
-    let refs: Ref[];
-    try {
-      refs = longLived.has(k) ? changelogRootRefs(table, state, s) : rootRefs(table, state, s);
-    } catch (e) {
-      // A pinned content whose manifests are gone already (expired by another process before
-      // this one held the lock) has nothing left to keep; its reader fails on its own.
-      if (pinned.has(k) && isCorruption(e)) {
-        current.delete(k);
-        continue;
-      }
-      throw e;
-    }
-    for (const r of refs) r.n++;
-    state.roots.set(k, refs);
-  }
+  // The roots to mark: retained ones not marked yet, then this run's dying ones never marked.
+  // A root that left the retained set before its turn is dropped: nothing retained needs it, and
+  // the listing sweep that ends an incomplete mark finds its files.
+  for (const [k, u] of state.unmarked) if (!u.dying && !current.has(k)) state.unmarked.delete(k);
+  for (const [k, s] of current) if (!state.roots.has(k) && !state.unmarked.has(k)) state.unmarked.set(k, { s, dying: false });
   for (const s of dying) {
     const k = rootKey(s);
-    if (current.has(k) || state.roots.has(k)) continue;
+    const u = state.unmarked.get(k);
+    if (u !== undefined) u.dying ||= !current.has(k);
+    else if (!current.has(k) && !state.roots.has(k)) state.unmarked.set(k, { s, dying: true });
+  }
+  // New roots first, so a file moving from a released root to a new one never reaches zero (in a
+  // spread mark it may: it then waits in `deferred`, and is swept only if still unmarked).
+  const start = performance.now();
+  let marked = 0;
+  for (const [k, u] of state.unmarked) {
+    if (spread && marked >= MARK_ROOTS_MIN && (marked >= MARK_ROOTS_MAX || performance.now() - start >= MARK_BUDGET_MS)) break;
     let refs: Ref[];
     try {
-      refs = rootRefs(table, state, s);
+      refs = k.startsWith(LONG_LIVED) ? changelogRootRefs(table, state, u.s) : rootRefs(table, state, u.s);
     } catch (e) {
-      if (!skipDamagedDying || !isCorruption(e)) throw e;
-      state.listNext = true; // its files go at the next listing sweep (rootRefs made no Ref)
+      if (!isCorruption(e)) throw e;
+      if (pinned.has(k)) {
+        // A pinned content whose manifests are gone already (expired by another process before
+        // this one held the lock) has nothing left to keep; its reader fails on its own.
+        current.delete(k);
+      } else if (u.dying && !current.has(k) && skipDamagedDying) {
+        state.listNext = true; // its files go at the next listing sweep (rootRefs made no Ref)
+      } else throw e;
+      state.unmarked.delete(k);
       continue;
     }
     for (const r of refs) r.n++;
     state.roots.set(k, refs);
+    state.unmarked.delete(k);
+    marked++;
   }
   const released: Ref[] = [];
   for (const [k, refs] of state.roots) {
@@ -363,8 +420,28 @@ function mark(table: Table, state: MarkState, snapshotIds: readonly number[], ta
       }
     }
   }
+  if (state.unmarked.size > 0) {
+    // Incomplete: a root not marked yet may reference any released file. The run that completes
+    // the mark lists the directories (so also finds the files of roots dropped above).
+    for (const r of released) state.deferred.push(r);
+    state.listNext = true;
+    return undefined;
+  }
+  if (state.deferred.length > 0) {
+    // Released while incomplete; a root marked since may have taken the path again (a new Ref).
+    const seen = new Set(released.map((r) => r.path));
+    for (const r of state.deferred) {
+      if (state.refs.has(r.path) || seen.has(r.path)) continue;
+      seen.add(r.path);
+      released.push(r);
+    }
+    state.deferred = [];
+  }
   return released;
 }
+
+/** Key prefix of a long-lived changelog's root (`changelog/changelog-N`). */
+const LONG_LIVED = 'changelog\n';
 
 /**
  * The files of one root, each once: manifest lists, manifests, index manifest and files, data and
@@ -464,8 +541,10 @@ function sweep(
   minAgeMs: number,
   keep: ReadonlySet<string> | undefined,
   list: boolean,
+  spread: boolean,
 ): string[] {
-  const released = mark(table, state, snapshotIds, tags, dying);
+  const released = mark(table, state, snapshotIds, tags, dying, spread);
+  if (released === undefined) return []; // the mark is incomplete: nothing is deleted yet
   const full = list || state.listNext || state.sweeps % FULL_SWEEP_EVERY === 0;
   const deleted = full ? sweepListed(table, state, minAgeMs, keep) : sweepReleased(table, released, keep);
   // A released file outside the table's directory (Java's `_EXTERNAL_PATH`) is in no listing: it
@@ -476,8 +555,8 @@ function sweep(
     const outside = released.filter((r) => !r.path.startsWith(inside));
     if (outside.length > 0) deleted.push(...sweepReleased(table, outside, keep));
   }
-  // A listing sweep of expiration (a Table object's first that expires something, so soon after a
-  // site's start, and every FULL_SWEEP_EVERY-th) also takes the temporary files of killed atomic
+  // A listing sweep of expiration (the one that completes a Table object's first mark, so soon
+  // after a site's start, and every FULL_SWEEP_EVERY-th) also takes the temporary files of killed atomic
   // writes once they are an hour old: a tag create of another process (without the writer lock)
   // may be writing one now, but not for an hour. Without this a site, which never runs orphan
   // removal, kept each one for good.

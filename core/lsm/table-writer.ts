@@ -25,7 +25,7 @@ import { lookupPolicy, olderRecords } from './compaction/lookup-levels.ts';
 import { foldsLowestLevelOnly, forceLookup } from './merge/lookup-rule.ts';
 import { kvAt, runFromRecords, writeDataFile, type RunData, type RunParts } from './data-file.ts';
 import { corruption, invalidArgument, isCorruption, LsmError, notSupported } from './errors.ts';
-import { expireSnapshots, removeOrphanFiles, type ExpireResult } from './expire.ts';
+import { expireSnapshots, removeOrphanFiles, SPREAD_MARK, type ExpireResult } from './expire.ts';
 import { isAdd, RowKind, type KeyValue } from './key-value.ts';
 import { bucketNumLevels, checkBucketLevels, highestNonEmptyLevel, lastFullCompactionLevel, type LevelSortedRun } from './levels.ts';
 import { ADD, DELETE, decodeIndexManifest, encodeIndexManifest, type DataFileMeta, type ManifestEntry } from './manifest.ts';
@@ -640,7 +640,7 @@ export class TableWriter {
           step('compaction planning');
           this.round ??= this.planRound();
           step('snapshot expiration');
-          if (madeSnapshots(result)) result.expire = expireSnapshots(this.table, this.uncommittedFiles());
+          if (madeSnapshots(result)) result.expire = expireSnapshots(this.table, this.uncommittedFiles(), SPREAD_MARK);
         } else {
           // `full-compaction.delta-commits`: every N APPEND snapshots, every bucket is fully compacted.
           step('compaction');
@@ -653,7 +653,7 @@ export class TableWriter {
           step('partition expiration');
           this.expirePartitionsInto(result);
           step('snapshot expiration');
-          if (madeSnapshots(result)) result.expire = expireSnapshots(this.table);
+          if (madeSnapshots(result)) result.expire = expireSnapshots(this.table, undefined, SPREAD_MARK);
         }
       });
     } finally {
@@ -974,7 +974,7 @@ export class TableWriter {
     if (!this.round) return { done: true };
     const id = this.runRound(performance.now() + budgetMs);
     if (this.round) return { done: false };
-    const expire = id !== undefined ? expireSnapshots(this.table, this.uncommittedFiles()) : undefined;
+    const expire = id !== undefined ? expireSnapshots(this.table, this.uncommittedFiles(), SPREAD_MARK) : undefined;
     if (this.fullWanted) this.round = this.planRound();
     return { done: this.round === undefined, ...(id !== undefined ? { snapshotId: id } : {}), ...(expire ? { expire } : {}) };
   }

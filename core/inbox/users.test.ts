@@ -94,6 +94,20 @@ describe('UserStore', () => {
     expect(u.count()).toBe(0);
   });
 
+  // "?" is the approver of an approval not on record (APPROVER_NOT_ON_RECORD: a module's ack of a
+  // command approved on a site PC that was lost, write-back.ts): a user of that name was recorded
+  // as the same actor in decision_log and at HQ. So is "？" (U+FF1F), which a screen shows alike.
+  it.each(['?', '\uFF1F'])('refuses %j as a new name: the name an approval not on record is made by', async (name) => {
+    const u = store();
+    const e = await u.add({ name, role: 'shift_lead', pin: '4826' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(UserError);
+    expect(e).toMatchObject({ kind: 'InvalidArgument', field: 'name', refusal: { code: 'user.nameInvalid', params: { name } } });
+    expect((e as Error).message).toContain('must not be "?": the decision log names an approval not on record');
+    expect(u.count()).toBe(0);
+    // A name with a question mark in it is a name.
+    expect(nameProblem('Anna?')).toBeUndefined();
+  });
+
   it.each(['00A0', '2000', '2003', '200A', '202F', '205F', '3000', '2028', '1680'])('refuses a new name with the space U+%s in it, naming it by code point', async (hex) => {
     const ch = String.fromCodePoint(parseInt(hex, 16));
     const code = `U+${hex}`;

@@ -29,6 +29,7 @@
 
 import type Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
+import { APPROVER_NOT_ON_RECORD } from './inbox.ts';
 import { DEFAULT_SCRYPT, hashSecret, lookupHash, verifySecret, type ScryptParams } from './secret-hash.ts';
 
 export const ROLES = ['viewer', 'operator', 'shift_lead', 'admin'] as const;
@@ -148,7 +149,8 @@ export const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toStrin
  * it refuses what would let two names look alike on a screen: an invisible or direction-changing
  * character ("anna\u200B" reads as "anna", "\u202Eanna" as "anna" reversed) and a space other than
  * U+0020, each named by its code point, and a word that mixes Latin, Cyrillic and Greek letters
- * (`mixedScriptProblem`); the rest of the rule on the NFC form, which `add` stores.
+ * (`mixedScriptProblem`), and "?", the name an approval not on record is made by
+ * (`notOnRecordProblem`); the rest of the rule on the NFC form, which `add` stores.
  */
 export function nameProblem(value: unknown, maxChars = 64): string | undefined {
   if (typeof value !== 'string') return existingNameProblem(value, maxChars);
@@ -165,7 +167,19 @@ export function nameProblem(value: unknown, maxChars = 64): string | undefined {
     }
   }
   const nfc = value.normalize('NFC');
-  return existingNameProblem(nfc, maxChars) ?? mixedScriptProblem(nfc);
+  return existingNameProblem(nfc, maxChars) ?? mixedScriptProblem(nfc) ?? notOnRecordProblem(nfc);
+}
+
+/**
+ * Why `name` is the approver not on record, or one that reads as it, or undefined: an approval
+ * lost with a restored site PC is recorded as made by `APPROVER_NOT_ON_RECORD` ("?": core/inbox
+ * write-back.ts), in decision_log and at HQ. A user of that name would make the two one actor in
+ * the trail, and "find out who approved it" would point at a person. Its compatibility form ("？",
+ * U+FF1F, is "?") is compared too: on a screen it is the same mark.
+ */
+function notOnRecordProblem(name: string): string | undefined {
+  if (lookalikeKey(name) !== lookalikeKey(APPROVER_NOT_ON_RECORD)) return undefined;
+  return `must not be ${JSON.stringify(APPROVER_NOT_ON_RECORD)}: the decision log names an approval not on record (lost with a restored site PC) by it`;
 }
 
 /** The scripts whose letters pass for one another ("О" U+041E, "Ο" U+039F and "O" look the same). */

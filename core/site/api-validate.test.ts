@@ -166,6 +166,15 @@ describe('site API request validation', () => {
     expect(refusalOf('initSite', { siteId: 'osl1', adminName: n, adminPin: '4826' })).toMatchObject({ code: 'input.name', params: { field: 'adminName', max: 64 } });
   });
 
+  // "?" is who an approval not on record was made by (core/inbox APPROVER_NOT_ON_RECORD), in
+  // decision_log and at HQ: no user may be named so.
+  it('refuses "?" as a new user name, at addUser and initSite, saying why', () => {
+    const add = refusalOf('addUser', { name: '?', roles: ['shift_lead'], secret: '4826' });
+    expect(add).toMatchObject({ kind: 'invalid', code: 'input.name', params: { field: 'name', max: 64 } });
+    expect(add.message).toBe('request.name: not a user name: must not be "?": the decision log names an approval not on record (lost with a restored site PC) by it');
+    expect(refusalOf('initSite', { siteId: 'osl1', adminName: '?', adminPin: '4826' })).toMatchObject({ code: 'input.name', params: { field: 'adminName', max: 64 } });
+  });
+
   // A name that refers to a user is checked only as names were before: a user an older version
   // added as "anna\u200B" still signs in, and an admin can still disable, enable, reset and set
   // the roles of that user (user-names-upgrade.test.ts runs it against a site).

@@ -17,8 +17,9 @@ import { heldInThisProcess } from './writer-lock.ts';
  * (DESIGN.md "What the caches rely on": the tag cache is checked at every listing, the
  * latest snapshot read from disk). Opened again when the latest schema on disk is another than
  * its own (an ALTER: its `schema` and readers are the one it was opened with), forgotten when the
- * table is gone. Costs one listing of the table's `schema/` per call, as `Catalog.tableExists`
- * did before each open, and one read of its writer lock.
+ * table is gone and asked for, or no longer listed (`retain`). Costs one listing of the table's
+ * `schema/` per call, as `Catalog.tableExists` did before each open, and one read of its writer
+ * lock.
  *
  * Its snapshot cache is sound only while a writer of this process holds the table's lock without
  * a break (expire.ts reasons the same way): otherwise — a table the site does not write,
@@ -51,6 +52,22 @@ export class KeptTables {
     const { fileIO, paths } = table;
     this.kept.set(name, { table, lock: fileIO.readFileIfExists(paths.lockFile), schema: fileIO.readFileIfExists(paths.schemaFile(table.schema.id)) });
     return table;
+  }
+
+  /**
+   * Forgets every kept table not among `names`: for a caller that lists the database's tables and
+   * asks only for those listed (core/sync's engine, each round). `get` forgets a table only when it
+   * is asked for one that is gone, so a table dropped by another process (the CLI's drop) stayed
+   * kept — its Table with its parsed tags and cached manifests — for the process's life.
+   */
+  retain(names: Iterable<string>): void {
+    const listed = new Set(names);
+    for (const name of this.kept.keys()) if (!listed.has(name)) this.kept.delete(name);
+  }
+
+  /** The names of the tables kept now (for tests and diagnostics). */
+  keptNames(): string[] {
+    return [...this.kept.keys()];
   }
 
   /**

@@ -417,7 +417,8 @@ export class SyncEngine {
    * round read every tag file again — thousands per table on a site with a week of run tags, a
    * fifth of a second per round per 3,000 tags, on the event loop. A table whose latest schema
    * changed (the site altered it) is opened again; one another process wrote while no writer of
-   * this process held it has its snapshot cache dropped (core/lsm KeptTables, as the site API's).
+   * this process held it has its snapshot cache dropped (core/lsm KeptTables, as the site API's);
+   * one no longer listed (dropped) is forgotten (`KeptTables.retain`).
    */
   openTables(): Map<string, Table> {
     // The engine's clock unless the catalog options give one: the hourly tags it names by its clock
@@ -427,10 +428,16 @@ export class SyncEngine {
     const out = new Map<string, Table>();
     if (catalog.databaseExists(db)) {
       this.kept ??= new KeptTables(catalog, db);
-      for (const t of catalog.listTables(db)) {
+      const names = catalog.listTables(db);
+      // A table dropped since the last round is not asked for again: forgotten here, or its Table
+      // (its parsed tags, its cached manifests) stayed kept for the engine's life.
+      this.kept.retain(names);
+      for (const t of names) {
         const table = this.kept.get(t);
         if (table !== undefined) out.set(t, table);
       }
+    } else {
+      this.kept?.retain([]);
     }
     this.tables = out;
     return out;

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { sortedRuns } from '../lsm/levels.ts';
 import { needsRawScan } from '../lsm/raw-scan.ts';
 import { compareStrings } from '../lsm/types.ts';
-import { typeToString, valueToJson, type ReadPoint, type Table } from '../lsm/index.ts';
+import { typeToString, valueToJson, type ReadPoint, type Snapshot, type Table } from '../lsm/index.ts';
 import { checkedReport, sequenceColumns, writeBackWords, isPin, guessablePin, guessablePinMessage, InboxError, UserError, type CommandFailure, type Inbox, type Proposal, type Role as InboxRole, type User } from '../inbox/index.ts';
 import { DEFAULT_RULES, messageCatalog, reorderLookup, stockPosition, translations, type MessageTemplates } from '../agents/index.ts';
 import {
@@ -211,7 +211,8 @@ export class SiteService implements SiteBackend {
   private readonly seenSnapshots = new Map<string, number | null>();
   private inboxSnapshot: number | null | undefined;
   private readonly alarmSince = new Map<string, number>();
-  private readonly bytesCache = new Map<string, { snapshotId: number | null; bytes: number }>();
+  /** Per table, its folder's bytes and the latest snapshot they were read at (`bytesOf`: id and delta manifest list; null: none). */
+  private readonly bytesCache = new Map<string, { key: string | null; bytes: number }>();
   /** The approval inbox's budget episodes (`inboxFreshness`): whether the last look found it over, and how often it went over. */
   private inboxOver = { over: false, breaches: 0 };
   /** The tables some binding of the config writes to, for the bindings they were found from (`fedTables`). */
@@ -1123,17 +1124,23 @@ export class SiteService implements SiteBackend {
         ...f,
         snapshots: latest && earliest !== undefined ? latest.id - earliest + 1 : 0,
         tags: t.listTags().length,
-        bytes: this.bytesOf(f.table, t.paths.root, latest?.id ?? null),
+        bytes: this.bytesOf(f.table, t.paths.root, latest),
         compactionDebt: debt,
       };
     });
   }
 
-  private bytesOf(name: string, dir: string, snapshotId: number | null): number {
+  /**
+   * The bytes under a table's folder, read again only when its latest snapshot changed: its id or
+   * its delta manifest list (as core/lsm's `bucketIndex` keys what it keeps). By the id alone, a
+   * table another process rolled back and committed again up to the same id kept the old size.
+   */
+  private bytesOf(name: string, dir: string, latest: Snapshot | undefined): number {
+    const key = latest === undefined ? null : `${latest.id}/${latest.deltaManifestList}`;
     const c = this.bytesCache.get(name);
-    if (c && c.snapshotId === snapshotId) return c.bytes;
+    if (c && c.key === key) return c.bytes;
     const bytes = dirBytes(dir);
-    this.bytesCache.set(name, { snapshotId, bytes });
+    this.bytesCache.set(name, { key, bytes });
     return bytes;
   }
 

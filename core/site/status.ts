@@ -370,15 +370,20 @@ export function fedTables(bindings: readonly Binding[]): Set<string> {
   return out;
 }
 
-/** Counts a table's rows at its latest snapshot, remembering the count per snapshot id. */
+/**
+ * Counts a table's rows at its latest snapshot, remembering the count per snapshot: its id and its
+ * delta manifest list, as core/lsm's `bucketIndex` keys what it keeps. The id alone is not the
+ * content: another process that rolled the table back and committed again reached the same id
+ * with other rows, and the count of the old snapshot was shown until the next commit.
+ */
 export class RowCounter {
-  private readonly cache = new Map<string, { snapshotId: number; rows: number }>();
+  private readonly cache = new Map<string, { snapshotId: number; delta: string; rows: number }>();
 
   count(table: Table): { snapshotId: number | null; rows: number } {
     const s = table.latestSnapshot();
     if (!s) return { snapshotId: null, rows: 0 };
     const hit = this.cache.get(table.name);
-    if (hit && hit.snapshotId === s.id) return hit;
+    if (hit && hit.snapshotId === s.id && hit.delta === s.deltaManifestList) return { snapshotId: hit.snapshotId, rows: hit.rows };
     // The latest snapshot in today's columns (a count does not depend on them, and the runs read
     // are then those the table's other readers cache).
     const r = table.reader({ snapshotId: s.id, schemaId: table.schema.id });
@@ -388,9 +393,8 @@ export class RowCounter {
     } finally {
       r.close();
     }
-    const v = { snapshotId: s.id, rows };
-    this.cache.set(table.name, v);
-    return v;
+    this.cache.set(table.name, { snapshotId: s.id, delta: s.deltaManifestList, rows });
+    return { snapshotId: s.id, rows };
   }
 }
 

@@ -15,7 +15,7 @@ import { TableWriter } from '../lsm/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from './inbox-tables.ts';
 import type { Inbox, InboxOptions } from './inbox.ts';
 import { DB, inboxTest, proposalInput } from './test-support.ts';
-import { LOST_APPROVAL_ACK_WINDOW_MS, WriteBack } from './write-back.ts';
+import { LOST_APPROVAL_ACK_WINDOW_MS, proposalsWithoutCommandAt, WriteBack } from './write-back.ts';
 
 const test = inboxTest('tilstand-approval-lost-');
 const TAG = 'hourly-2026113008';
@@ -43,9 +43,11 @@ async function restoredAfterApproval(deferFirst = false, restored: 'restored' | 
   const reopened: Inbox = test.open({ onWarning: (m) => warnings.push(m), ...over });
   expect(reopened.get(p!.id)!.status).toBe(deferFirst ? 'deferred' : 'open');
   const effect = { seen: false };
-  // The restore ran now (the site's restore note says when), after P was made.
-  const restoredAtMs = restored === 'restored' ? { restoredAtMs: test.now } : {};
-  const wb = new WriteBack({ inbox: reopened, publish: async (_t, m) => void published.push(m), onAck: () => undefined, effectSeen: () => effect.seen, clock: () => test.now, monotonic: () => test.now, ...restoredAtMs, onWarning: (m) => warnings.push(m) });
+  // The restore ran now (the site's restore note says when), after P was made; the proposals
+  // without a command its approval_inbox held as restored (the snapshot the note names) are P.
+  const table = test.catalog.getTable({ database: DB, table: APPROVAL_INBOX_TABLE });
+  const asRestored = restored === 'restored' ? { restored: { atMs: test.now, proposals: new Set(proposalsWithoutCommandAt(table, table.latestSnapshot()!.id)) } } : {};
+  const wb = new WriteBack({ inbox: reopened, publish: async (_t, m) => void published.push(m), onAck: () => undefined, effectSeen: () => effect.seen, clock: () => test.now, monotonic: () => test.now, ...asRestored, onWarning: (m) => warnings.push(m) });
   return { id: p!.id, inbox: reopened, wb, published, warnings, effect };
 }
 
@@ -187,4 +189,55 @@ it('more than a week after the restore: warned of and ignored (the note is kept 
   expect(inbox.get(id)!.status).toBe('open');
   expect(warnings.at(-1)).toBe(`ack of ${id} from operations, which is open without a command and the restore was more than a week ago; ignored`);
   wb.stop();
+});
+
+// "Made before the restore" was `createdAtMs < restoredAtMs`, by the wall clock: NTP stepping the
+// PC's clock back while the restored site runs made the site's own new proposals older than the
+// restore, and a module's ack of one (a made-up one, or a module acting on a command id it guessed)
+// approved it by "?". It is now whether the restored inbox held the proposal.
+it('the clock stepped back after the start: a proposal the restored site made itself is not approved by an ack, though made "before" the restore by the clock', async () => {
+  const { id, inbox, wb, warnings } = await restoredAfterApproval();
+  test.now -= 10 * 60_000; // NTP steps the clock back 10 minutes
+  const [q] = inbox.submit({ runId: 'r4', proposals: [proposalInput('J-4', 'r4')], withdrawals: [] }).created;
+  wb.handleAck('tilstand/s1/acks/operations', ack(q!.id));
+  expect(inbox.get(q!.id)!.status).toBe('open');
+  expect(inbox.get(q!.id)!.decision).toBeNull();
+  expect(warnings).toEqual([`ack of ${q!.id} from operations, which is open without a command and was made after the restore; ignored`]);
+  // The proposal the inbox held as restored still is.
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.decision).toMatchObject({ kind: 'approved', by: '?' });
+  wb.stop();
+});
+
+it('proposalsWithoutCommandAt: the proposals at a snapshot that had no command then, at that snapshot whatever came after', async () => {
+  const inbox = test.open();
+  const [a, b] = inbox.submit({ runId: 'r1', proposals: [proposalInput('J-1'), proposalInput('J-2')], withdrawals: [] }).created;
+  await inbox.decide(b!.id, 'approve', { user: 'lena', pin: '1111' });
+  const table = test.catalog.getTable({ database: DB, table: APPROVAL_INBOX_TABLE });
+  const at = table.latestSnapshot()!.id;
+  inbox.submit({ runId: 'r2', proposals: [proposalInput('J-3', 'r2')], withdrawals: [] });
+  await inbox.decide(a!.id, 'approve', { user: 'lena', pin: '1111' });
+  expect(proposalsWithoutCommandAt(table, at)).toEqual([a!.id]);
+  inbox.close();
+});
+
+// An ack naming an id this inbox does not know went without a word (another Tilstand's, a module's
+// own test). Within the week after a restore — when an ack can approve — it is said, naming the
+// module and the id, so a module (or a client) trying ids leaves a trace in the site's log.
+it('an ack of an id the inbox does not know: warned of within the week after a restore, naming the module and the id', async () => {
+  const { inbox, wb, warnings } = await restoredAfterApproval();
+  wb.handleAck('tilstand/s1/acks/operations', ack('p-made-up-1'));
+  expect(warnings).toEqual(['ack of "p-made-up-1" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored']);
+  expect(inbox.get('p-made-up-1')).toBeUndefined();
+  test.now += LOST_APPROVAL_ACK_WINDOW_MS;
+  wb.handleAck('tilstand/s1/acks/operations', ack('p-made-up-2'));
+  expect(warnings, 'past the week: as on any site').toHaveLength(1);
+  wb.stop();
+});
+
+it('an ack of an id the inbox does not know, on a site never restored: ignored without a word, as before', async () => {
+  const never = await restoredAfterApproval(false, 'not restored');
+  never.wb.handleAck('tilstand/s1/acks/operations', ack('p-made-up-3'));
+  expect(never.warnings).toEqual([]);
+  never.wb.stop();
 });

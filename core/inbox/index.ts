@@ -72,5 +72,5 @@ export {
   type ActiveCounts,
 } from './inbox.ts';
 export { CONFIG_CHANGED_EVENT, DecisionLog, decisionLogNextId, readConfigChanges, readDecisionLog, type ConfigChange, type DecisionLogEntry } from './decision-log.ts';
-export { WriteBack, type WriteBackOptions } from './write-back.ts';
+export { LOST_APPROVAL_ACK_WINDOW_MS, proposalsWithoutCommandAt, WriteBack, type WriteBackOptions } from './write-back.ts';
 export { checkedReport, compareCited, evidenceReport, evidenceRows, formatEvidence, sequenceColumns, type EvidenceCheckedReport, type EvidenceReport, type EvidenceTableReport } from './evidence.ts';

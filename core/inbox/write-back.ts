@@ -9,10 +9,12 @@
 //   acks     `{command_id, module, ok, result | error, ts_ms}` on `tilstand/<site>/acks/<module>`:
 //            ok → `acknowledged`, not ok → `failed` (the module's error kept as the detail); an
 //            ack of a command still `pending` (the module answered before the PUBACK) marks it
-//            `sent` first. On a site restored from HQ (`restoredAtMs`), an ack of a proposal of
-//            ours made before the restore that has no command (its approval lost with the old PC)
+//            `sent` first. On a site restored from HQ (`restored`), an ack of a proposal of
+//            ours the restored inbox held, without a command (its approval lost with the old PC),
 //            is recorded as an approval not on record, then as any ack
 //            (`Inbox.approvalNotOnRecord`), with a warning; elsewhere it is warned of and ignored.
+//            Within the week after a restore, an ack of an id this inbox does not know is warned
+//            of too (elsewhere it is another Tilstand's, or a module's own test: ignored).
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late effect or
@@ -43,6 +45,7 @@
 // Limits: acks larger than `ackBytesMax` are ignored; at most `pollBatchMax` commands are
 // examined per poll.
 
+import type { Table } from '../lsm/index.ts';
 import { InboxError } from './errors.ts';
 import type { Inbox } from './inbox.ts';
 import { commandInFlight, notSentDetail, timedOutDetail, wellFormedPrefix, type Proposal } from './proposal.ts';
@@ -74,13 +77,17 @@ export interface WriteBackOptions {
   ackBytesMax?: number;
   pollBatchMax?: number;
   /**
-   * When this site was rebuilt from HQ by `tilstand restore` (its restore note's `restoredAtMs`),
-   * undefined when it never was. Only then can an ack of a proposal made before it, which this
-   * inbox never approved, be its approval lost with the old PC (`Inbox.approvalNotOnRecord`);
-   * on any other site such an ack is warned of and ignored — a module's ack alone does not decide
-   * a proposal.
+   * When this site was rebuilt from HQ by `tilstand restore` (`atMs`: its restore note's
+   * `restoredAtMs`, no later than the site's start), and the proposals without a command its
+   * approval_inbox held as restored (`proposals`: at the snapshot the note names,
+   * `proposalsWithoutCommandAt`); undefined when it never was. Only then can an ack of one of those
+   * proposals, which this inbox never approved, be its approval lost with the old PC
+   * (`Inbox.approvalNotOnRecord`); on any other site, and of any other proposal, such an ack is
+   * warned of and ignored — a module's ack alone does not decide a proposal. By the restored
+   * state, not by the proposal's `createdAtMs` against `atMs`: a wall clock stepped back while the
+   * site runs (NTP) made the site's own new proposals older than the restore.
    */
-  restoredAtMs?: number;
+  restored?: { atMs: number; proposals: ReadonlySet<string> };
   onWarning?: (message: string) => void;
 }
 
@@ -94,14 +101,31 @@ interface Ack {
 
 /** The most of what a module says in an ack (its result or error) kept as the command's detail. */
 const ACK_DETAIL_CHARS_MAX = 2000;
+/** The most of an unknown ack's command_id a warning shows (an ack may be up to `ackBytesMax`). */
+const ACK_ID_SHOWN_CHARS_MAX = 200;
 
 /**
  * How long after a restore a module's ack can still be the answer to a command approved on the old
- * PC (`restoredAtMs`): a module holds its answer until it reaches the new broker, which takes its
+ * PC (`restored.atMs`): a module holds its answer until it reaches the new broker, which takes its
  * installer's new password — hours, a few days. Past a week none is still waiting, and a module's
  * ack alone does not decide a proposal (the restore note is kept for good).
  */
 export const LOST_APPROVAL_ACK_WINDOW_MS = 7 * 24 * 3_600_000;
+
+/**
+ * The proposals of approval_inbox at snapshot `snapshotId` that had no command then (open,
+ * deferred, withdrawn, rejected, stale: never approved there): the only ones a module's ack can be
+ * the answer to an approval lost with the old PC of (`WriteBackOptions.restored`). One with a
+ * command keeps it, so its acks are taken as any. Reads the snapshot in its own columns; NotFound
+ * (core/lsm) when it has expired.
+ */
+export function proposalsWithoutCommandAt(inboxTable: Table, snapshotId: number): string[] {
+  const out: string[] = [];
+  for (const [id, command] of inboxTable.scanRows({ snapshotId }, { projection: ['proposal_id', 'command_state'], fillCache: false })) {
+    if (command === null || command === undefined) out.push(String(id));
+  }
+  return out;
+}
 
 const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, publishTimeoutMs: 10_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
 
@@ -235,7 +259,17 @@ export class WriteBack {
     }
     if (!ack || typeof ack !== 'object' || typeof ack.command_id !== 'string' || typeof ack.ok !== 'boolean') return this.warn(`ack on ${topic} has no command_id/ok; ignored`);
     let p = this.o.inbox.get(ack.command_id);
-    if (!p || p.module === null) return; // not ours (another Tilstand, or a module's own test)
+    if (!p) {
+      // Not ours (another Tilstand, or a module's own test) — or, within the week after a restore,
+      // a proposal the restored inbox does not have (made after the tag it was restored at), or an
+      // id a client made up to probe what an ack decides here: said, so it leaves a trace.
+      const r = this.o.restored;
+      if (r !== undefined && this.clock() - r.atMs < LOST_APPROVAL_ACK_WINDOW_MS) {
+        this.warn(`ack of ${JSON.stringify(ack.command_id.slice(0, ACK_ID_SHOWN_CHARS_MAX))} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored`);
+      }
+      return;
+    }
+    if (p.module === null) return; // a notice: no command, nothing to acknowledge
     if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but ${p.command === null ? 'the proposal is for' : 'the command went to'} ${p.module}; ignored`);
     if (p.command === null) {
       // Our proposal, never approved here, and its module answers its command: on a site restored
@@ -243,14 +277,14 @@ export class WriteBack {
       // Dropped, the proposal stayed open for a second approval of a command already carried out
       // (or refused for good). Anywhere else no approval can have been lost: a module's ack does
       // not decide a proposal.
-      const restoredAtMs = this.o.restoredAtMs;
+      const restored = this.o.restored;
       const why =
-        restoredAtMs === undefined
+        restored === undefined
           ? 'this site was not restored from HQ'
-          : p.createdAtMs >= restoredAtMs
-            ? 'was made after the restore'
-            : this.clock() - restoredAtMs >= LOST_APPROVAL_ACK_WINDOW_MS
-              ? 'the restore was more than a week ago'
+          : this.clock() - restored.atMs >= LOST_APPROVAL_ACK_WINDOW_MS
+            ? 'the restore was more than a week ago'
+            : !restored.proposals.has(p.id)
+              ? 'was made after the restore'
               : undefined;
       if (why !== undefined) return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command and ${why}; ignored`);
       let recorded: Proposal | undefined;

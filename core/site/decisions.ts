@@ -84,8 +84,8 @@ export interface DecisionsOptions {
   agentTimer?: boolean;
   /** The agent's first run evaluates every row (its thresholds changed while the site was stopped). */
   reevaluateAll?: boolean;
-  /** When `tilstand restore` rebuilt this site from HQ (its restore note), for the write-back (`WriteBackOptions.restoredAtMs`). */
-  restoredAtMs?: number;
+  /** When `tilstand restore` rebuilt this site from HQ and what its inbox held then (restored-proposals.ts), for the write-back (`WriteBackOptions.restored`). */
+  restored?: { atMs: number; proposals: ReadonlySet<string> };
   log: (line: string) => void;
 }
 
@@ -134,7 +134,7 @@ export class Decisions {
           return () => o.internal.off('message', h);
         },
         effectSeen: (p) => agent!.effectSeen(p),
-        ...(o.restoredAtMs !== undefined ? { restoredAtMs: o.restoredAtMs } : {}),
+        ...(o.restored !== undefined ? { restored: o.restored } : {}),
         onWarning: (m) => o.log(`write-back: ${m}`),
       });
     } catch (e) {

@@ -10,13 +10,16 @@
 // restore: a clock set to local time taken for UTC, then put right) made every proposal of that
 // hour count as one made before the restore, which a module's ack alone then approved. And a note
 // whose time is not a number (edited by hand, or torn) says no time to count from: as no restore.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { APPROVAL_INBOX_TABLE } from '../inbox/index.ts';
 import { proposalInput } from '../inbox/test-support.ts';
+import { Catalog } from '../lsm/index.ts';
 import { RESTORE_NOTE } from '../sync/restore.ts';
 import { initDataDir } from './init.ts';
+import { RESTORED_PROPOSALS } from './restored-proposals.ts';
 import { Site } from './site.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tilstand-restored-ack-'));
@@ -37,8 +40,14 @@ async function restoredWithOldProposal(name: string, restoredAtMs: (nowMs: numbe
     await before.stop();
   }
   await new Promise((r) => setTimeout(r, 5));
-  writeFileSync(join(data, RESTORE_NOTE), JSON.stringify({ site: 'north', restoredAtMs: restoredAtMs(Date.now()), resync: [] }));
+  writeFileSync(join(data, RESTORE_NOTE), JSON.stringify({ site: 'north', restoredAtMs: restoredAtMs(Date.now()), tables: asRestored(data), resync: [] }));
   return { data, id };
+}
+
+/** The note's `tables` as `tilstand restore` writes them: approval_inbox's latest snapshot as restored. */
+function asRestored(data: string): Record<string, { snapshotId: number | null; tags: string[] }> {
+  const inbox = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: APPROVAL_INBOX_TABLE });
+  return { [APPROVAL_INBOX_TABLE]: { snapshotId: inbox.latestSnapshot()?.id ?? null, tags: [] } };
 }
 
 it("a running site restored from HQ records a module's ack of a proposal older than the restore as an approval not on record", async () => {
@@ -87,3 +96,48 @@ it('a note whose restoredAtMs is no number: an ack decides nothing, as on a site
     }
   }
 }, 60_000);
+
+// What the inbox held as restored decides, not `createdAtMs` against the restore's time (a wall
+// clock stepped back while the site runs made the site's own proposals older than the restore:
+// core/inbox approval-lost-in-restore.test.ts). The first start reads the proposals at the
+// snapshot the note names and keeps them in restored-proposals.json; the snapshot expires within
+// hours of the inbox's commits, so a restart within the week reads the file.
+it('restarted within the week after the restored snapshot expired: the proposals the inbox held as restored, and only those, are approved by an ack', async () => {
+  const { data, id } = await restoredWithOldProposal('restart', (now) => now);
+  const restoredAt = (JSON.parse(readFileSync(join(data, RESTORE_NOTE), 'utf8')) as { tables: Record<string, { snapshotId: number }> }).tables[APPROVAL_INBOX_TABLE]!.snapshotId;
+  let site = await start(data);
+  let q: string;
+  try {
+    expect(JSON.parse(readFileSync(join(data, RESTORED_PROPOSALS), 'utf8'))).toMatchObject({ snapshotId: restoredAt, proposals: [id] });
+    q = site.decisions!.inbox.submit({ runId: 'r3', proposals: [proposalInput('J-3', 'r3')], withdrawals: [] }).created[0]!.id;
+  } finally {
+    await site.stop();
+  }
+  // As expiration leaves it: the restored snapshot's file gone, later ones there.
+  const inbox = new Catalog(join(data, 'warehouse')).getTable({ database: 'site_north', table: APPROVAL_INBOX_TABLE });
+  expect(inbox.latestSnapshot()!.id).toBeGreaterThan(restoredAt);
+  rmSync(inbox.paths.snapshotFile(restoredAt));
+  expect(() => inbox.resolve({ snapshotId: restoredAt })).toThrow(/does not exist/);
+  site = await start(data);
+  try {
+    const d = site.decisions!;
+    d.writeBack.handleAck('tilstand/north/acks/operations', ack(q));
+    expect(d.inbox.get(q)!.status, 'made by the restored site').toBe('open');
+    d.writeBack.handleAck('tilstand/north/acks/operations', ack(id));
+    expect(d.inbox.get(id)!.decision).toMatchObject({ kind: 'approved', by: '?' });
+  } finally {
+    await site.stop();
+  }
+  // Neither the file nor the snapshot: the site's log says so, and no ack approves.
+  rmSync(join(data, RESTORED_PROPOSALS));
+  const lines: string[] = [];
+  site = await Site.start({ data, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false, log: (l) => lines.push(l) });
+  try {
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^restore: approval_inbox as restored \\(snapshot ${restoredAt}\\) does not read \\(.*\\), and restored-proposals.json holds none of its proposals: a module's ack approves none of them$`)));
+    const d = site.decisions!;
+    d.writeBack.handleAck('tilstand/north/acks/operations', ack(q));
+    expect(d.inbox.get(q)!.status).toBe('open');
+  } finally {
+    await site.stop();
+  }
+}, 90_000);

@@ -22,6 +22,7 @@ import { Outbox } from '../sync/outbox.ts';
 import { isCorruption, localFileIO, LsmError } from '../lsm/index.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
+import { restoredProposals } from './restored-proposals.ts';
 import { readRestoreNote, RESTORE_NOTE, RESTORE_UNFINISHED, unfinishedRestore, type RestoreNote } from '../sync/restore.ts';
 import { damageIn } from '../sync/cli/common.ts';
 import mqtt, { type MqttClient } from 'mqtt';
@@ -376,7 +377,7 @@ export class Site {
   /**
    * The restore note as the start read it, for `restoredFromTag` (the status is sent every few
    * seconds; the note's tables do not change while a site runs: a restore refuses a running site)
-   * and the write-back's `restoredAtMs`.
+   * and the write-back's `restored` (restored-proposals.ts).
    */
   private restoreNote: RestoreNote | undefined;
   private pruning = false;
@@ -603,12 +604,11 @@ export class Site {
     this.resumeBackoff = { firstMs: o.ingestResumeFirstMs ?? INGEST_RESUME_FIRST_MS, maxMs: o.ingestResumeMaxMs ?? INGEST_RESUME_MAX_MS };
 
     this.restoreNote = readRestoreNote(this.data);
-    // Not later than this start: every proposal this site makes is made after the restore, so a
-    // note ahead of the clock (the PC's clock stepped back since the restore) does not count them
-    // as made before it, for a module's ack alone to approve. A note whose time is no number says
-    // no time to count from: as no restore.
-    const noted = this.restoreNote?.restoredAtMs;
-    const restoredAtMs = typeof noted === 'number' && Number.isFinite(noted) ? Math.min(noted, Date.now()) : undefined;
+    // What the inbox held as restored (before the inbox opens and commits: restored-proposals.ts),
+    // and when; a module's ack of one of those proposals may be its approval lost with the old PC.
+    // The time not later than this start (a note ahead of a clock stepped back since the restore
+    // opens no longer window); a note whose time is no number: as no restore.
+    const restored = restoredProposals({ data: this.data, note: this.restoreNote, catalog: this.ingest.catalog, database: p.database!, nowMs: Date.now(), log: this.log });
     this.decisionParts = new Decisions({
       site: c.site,
       catalog: this.ingest.catalog,
@@ -622,9 +622,9 @@ export class Site {
       siteTables: siteTableNames(c),
       agentTimer: o.agentTimer ?? true,
       reevaluateAll: this.agentConfigChanged(c),
-      // A site rebuilt from HQ: a module's ack of a proposal older than the restore may be an
+      // A site rebuilt from HQ: a module's ack of a proposal its inbox held as restored may be an
       // approval lost with the old PC (core/inbox write-back.ts).
-      ...(restoredAtMs !== undefined ? { restoredAtMs } : {}),
+      ...(restored !== undefined ? { restored } : {}),
       log: this.log,
     });
     this.floorChanges = new FloorChanges(this.siteDb, this.decisionParts.inbox.logTable);

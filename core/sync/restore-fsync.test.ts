@@ -148,6 +148,38 @@ describe("a restore's copy", () => {
     expect(fs.existsSync(join(fresh, 'restore-note.json'))).toBe(false);
   }, 60_000);
 
+  // A folder's fsync that failed was passed over whatever the failure, EIO too, and the mark went:
+  // in a restore that fsync is the only one that makes the folder's entries (its copied files'
+  // names) durable. Only a refusal that says the file system does not do it is passed over.
+  it("fails when a folder's fsync at the end fails with EIO, the mark left; passes over one refused as not supported", async () => {
+    const s = await shippedSite('rfd');
+    for (const code of ['EIO', 'EINVAL']) {
+      const fresh = fs.realpathSync(tempDir('fresh'));
+      cleanup.push(fresh);
+      const folder = join(fresh, 'warehouse', `site_${s.site}.db`, 'stock', 'bucket-0');
+      let failed = 0;
+      cjsFs.fsync = ((fd: number, done: (e: NodeJS.ErrnoException | null) => void) => {
+        if (cjsFs.readlinkSync(`/proc/self/fd/${fd}`) === folder) {
+          failed++;
+          done(Object.assign(new Error(`${code}: fsync`), { code }));
+          return;
+        }
+        realFsyncAsync(fd, done);
+      }) as typeof fs.fsync;
+      syncBuiltinESMExports();
+      const restoring = restoreSite({ dataDir: fresh, target: new DirectoryTarget(s.hq), site: s.site });
+      if (code === 'EIO') {
+        await expect(restoring).rejects.toThrow(new RegExp(`sync ${folder} failed: EIO`));
+        expect(fs.existsSync(join(fresh, RESTORE_UNFINISHED))).toBe(true);
+        expect(fs.existsSync(join(fresh, 'restore-note.json'))).toBe(false);
+      } else {
+        expect((await restoring).site).toBe(s.site);
+        expect(fs.existsSync(join(fresh, RESTORE_UNFINISHED))).toBe(false);
+      }
+      expect(failed, code).toBe(1);
+    }
+  }, 60_000);
+
   it("of hq pull (no deferredSync) keeps a temporary file, its fsync, a rename and the folder's fsync per file", async () => {
     const s = await shippedSite('rfp');
     const out = fs.realpathSync(tempDir('pull'));

@@ -152,8 +152,8 @@ export class DeferredSync {
   /**
    * Fsyncs every file noted since the last flush (that is still there), then every folder, each
    * once, `SYNC_AT_ONCE` at a time. A file's fsync that fails fails the flush (IOError: its bytes
-   * may not be on disk); a folder that cannot be opened or refuses fsync (as some file systems do)
-   * is passed over, as core/lsm's FileIO does.
+   * may not be on disk), and so does a folder's (its entries may not be), unless the refusal says
+   * the file system does not do it (`DIR_SYNC_NOT_SUPPORTED`).
    */
   async flush(): Promise<void> {
     const files = [...this.files].flatMap(([dir, names]) => names.map((n) => join(dir, n)));
@@ -186,16 +186,27 @@ async function inTurns<T>(items: readonly T[], run: (x: T) => Promise<void>): Pr
 }
 
 /**
+ * The refusals of a folder's open or fsync that mean "not done here", passed over (as core/lsm's
+ * FileIO passes over a folder's): EINVAL, ENOTSUP/EOPNOTSUPP (a file system without fsync of
+ * folders: some FUSE and network ones), EISDIR, EPERM/EACCES (Windows, where a folder opens only
+ * for reading and its fsync is refused; a share that does not let a folder be opened), and ENOENT
+ * (a folder removed since: its parent's fsync makes that durable). Anything else (EIO above all)
+ * fails the flush: in a restore that fsync is the only one that makes the folder's entries durable.
+ */
+const DIR_SYNC_NOT_SUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EPERM', 'EACCES', 'ENOENT']);
+
+/**
  * One fsync of a file (opened for writing, which Windows' FlushFileBuffers needs; one removed
  * since it was written — a damaged tag's JSON, what a restore's rollback drops — has nothing to
- * sync: its folder's fsync makes the removal durable) or a folder (read-only; any failure passed
- * over).
+ * sync: its folder's fsync makes the removal durable) or a folder (read-only; a refusal in
+ * `DIR_SYNC_NOT_SUPPORTED` passed over). Any other failure is an IOError.
  */
 function fsyncPath(path: string, dir: boolean): Promise<void> {
+  const passedOver = (e: NodeJS.ErrnoException) => (dir ? DIR_SYNC_NOT_SUPPORTED.has(e.code ?? '') : e.code === 'ENOENT');
   return new Promise((done, fail) => {
     fs.open(path, dir ? 'r' : 'r+', (e, fd) => {
-      if (e) return dir || e.code === 'ENOENT' ? done() : fail(ioError('sync', path, e));
-      fs.fsync(fd, (e2) => fs.close(fd, () => (e2 && !dir ? fail(ioError('sync', path, e2)) : done())));
+      if (e) return passedOver(e) ? done() : fail(ioError('sync', path, e));
+      fs.fsync(fd, (e2) => fs.close(fd, () => (e2 && !(dir && DIR_SYNC_NOT_SUPPORTED.has(e2.code ?? '')) ? fail(ioError('sync', path, e2)) : done())));
     });
   });
 }

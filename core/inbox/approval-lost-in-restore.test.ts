@@ -15,7 +15,7 @@ import { TableWriter } from '../lsm/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from './inbox-tables.ts';
 import type { Inbox, InboxOptions } from './inbox.ts';
 import { DB, inboxTest, proposalInput } from './test-support.ts';
-import { LOST_APPROVAL_ACK_WINDOW_MS, proposalsWithoutCommandAt, WriteBack } from './write-back.ts';
+import { LOST_APPROVAL_ACK_WINDOW_MS, proposalsWithoutCommandAt, UNKNOWN_ACK_WARNING_EVERY_MS, WriteBack } from './write-back.ts';
 
 const test = inboxTest('tilstand-approval-lost-');
 const TAG = 'hourly-2026113008';
@@ -235,9 +235,76 @@ it('an ack of an id the inbox does not know: warned of within the week after a r
   wb.stop();
 });
 
+// Each such ack was a line of its own: 20,000 acks from a module (or a client) trying ids wrote
+// 20,000 lines, 7 MB, and the rotated site.log with them was gone. Now at most one line per module
+// a minute, by the write-back's clock, the next saying how many were not said.
+it('acks of unknown ids: at most one warning per module a minute, the next with the count not said', async () => {
+  const { wb, warnings } = await restoredAfterApproval();
+  const unknown = (module: string, n: number) => {
+    for (let i = 0; i < n; i++) wb.handleAck(`tilstand/s1/acks/${module}`, ack(`self-test-${module}-${i}`));
+  };
+  unknown('operations', 20_000);
+  unknown('inventory', 3);
+  expect(warnings).toEqual([
+    'ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored',
+    'ack of "self-test-inventory-0" from inventory: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored',
+  ]);
+  test.now += UNKNOWN_ACK_WARNING_EVERY_MS - 1;
+  unknown('operations', 1);
+  expect(warnings).toHaveLength(2);
+  test.now += 1;
+  unknown('operations', 2);
+  expect(warnings.slice(2)).toEqual([
+    'ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored (20000 more such acks from operations since the last such line not said)',
+  ]);
+  // The clock stepped back: the minute is over (else it waited as long as the step).
+  test.now -= 3_600_000;
+  unknown('operations', 1);
+  expect(warnings.at(-1)).toMatch(/ignored \(1 more such acks from operations since the last such line not said\)$/);
+  wb.stop();
+});
+
 it('an ack of an id the inbox does not know, on a site never restored: ignored without a word, as before', async () => {
   const never = await restoredAfterApproval(false, 'not restored');
   never.wb.handleAck('tilstand/s1/acks/operations', ack('p-made-up-3'));
   expect(never.warnings).toEqual([]);
   never.wb.stop();
+});
+
+// The set of proposals an ack can approve was every proposal without a command at the restored
+// snapshot, withdrawn, rejected and stale ones too. None of those could be approved on the old PC
+// after HQ's snapshot (a withdrawal or a decision is final), yet a module's ack of one (a made-up
+// one, or a module acting on a command id it guessed) approved it by "?". Only open or deferred
+// ones are in the set now; an ack of another is warned of and ignored.
+it('withdrawn, rejected or stale at the restored snapshot: not in the set, and an ack of it approves nothing', async () => {
+  let inbox = test.open({ recheck: (p) => (p.params.job_id === 'J-4' ? { holds: false, reason: 'J-4 is assigned', snapshots: {} } : { holds: true, snapshots: {} }) });
+  const [w, r, s, d, o] = inbox.submit({ runId: 'r1', proposals: ['J-1', 'J-2', 'J-4', 'J-5', 'J-6'].map((j) => proposalInput(j)), withdrawals: [] }).created;
+  inbox.submit({ runId: 'r2', proposals: [], withdrawals: [{ id: w!.id, reason: 'J-1 was assigned by hand' }] });
+  await inbox.decide(r!.id, 'reject', { user: 'lena', pin: '1111' });
+  expect((await inbox.decide(s!.id, 'approve', { user: 'lena', pin: '1111' })).outcome).toBe('stale');
+  await inbox.decide(d!.id, 'defer', { user: 'lena', pin: '1111' });
+  inbox.close();
+  const table = test.catalog.getTable({ database: DB, table: APPROVAL_INBOX_TABLE });
+  const set = new Set(proposalsWithoutCommandAt(table, table.latestSnapshot()!.id));
+  expect([...set].sort()).toEqual([d!.id, o!.id].sort());
+  const warnings: string[] = [];
+  inbox = test.open({ onWarning: (m) => warnings.push(m) });
+  const wb = new WriteBack({ inbox, publish: async () => undefined, onAck: () => undefined, effectSeen: () => false, clock: () => test.now, monotonic: () => test.now, restored: { atMs: test.now, proposals: set }, onWarning: (m) => warnings.push(m) });
+  for (const p of [w!, r!, s!]) {
+    const before = inbox.get(p.id)!;
+    wb.handleAck('tilstand/s1/acks/operations', ack(p.id));
+    expect(inbox.get(p.id)!.decision, `${before.status} at the snapshot`).toEqual(before.decision);
+    expect(inbox.get(p.id)!.command).toBeNull();
+  }
+  expect(warnings).toEqual(
+    [
+      [w!.id, 'withdrawn'],
+      [r!.id, 'rejected'],
+      [s!.id, 'stale'],
+    ].map(([id, status]) => `ack of ${id} from operations, which is ${status} without a command and was not open or deferred in the inbox as restored; ignored`),
+  );
+  // The deferred one is: its approval may have been lost.
+  wb.handleAck('tilstand/s1/acks/operations', ack(d!.id));
+  expect(inbox.get(d!.id)!.decision).toMatchObject({ kind: 'approved', by: '?' });
+  wb.stop();
 });

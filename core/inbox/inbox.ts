@@ -1020,6 +1020,10 @@ export class Inbox {
    * marks the ack). Left open, a second approval sent the same command id, which the module client
    * answers with its stored ack (a refusal refused every approval of it), and a rejection stood
    * over a command carried out (approval-lost-in-restore.test.ts).
+   * Withdrawn is taken, as the agent withdraws a proposal whose situation the command ended (after
+   * the restore, seeing its effect); that it was open or deferred when HQ's snapshot was taken (not
+   * withdrawn, rejected or stale then, which no one could approve after) is the caller's to know
+   * (write-back.ts `proposalsWithoutCommandAt`).
    * Returns the proposal, or undefined when it is not such a one.
    */
   approvalNotOnRecord(id: string, module: string): Proposal | undefined {

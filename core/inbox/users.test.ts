@@ -96,8 +96,10 @@ describe('UserStore', () => {
 
   // "?" is the approver of an approval not on record (APPROVER_NOT_ON_RECORD: a module's ack of a
   // command approved on a site PC that was lost, write-back.ts): a user of that name was recorded
-  // as the same actor in decision_log and at HQ. So is "？" (U+FF1F), which a screen shows alike.
-  it.each(['?', '\uFF1F'])('refuses %j as a new name: the name an approval not on record is made by', async (name) => {
+  // as the same actor in decision_log and at HQ. So is "？" (U+FF1F), which a screen shows alike,
+  // and so are "?" with a mark on it and the marks that read as "?" (users.ts QUESTION_MARKS), which
+  // passed: "?" + U+0301, the glottal stop "ʔ" U+0294, the Arabic "؟" U+061F, …
+  it.each(['?', '\uFF1F', '\uFE56', '?\u0301', '\uFF1F\u0323', '\u0294', '\u02C0', '\u0241', '\u061F', '\u2E2E', '\u00BF', '\u2753', '\u2754'])('refuses %j as a new name: the name an approval not on record is made by', async (name) => {
     const u = store();
     const e = await u.add({ name, role: 'shift_lead', pin: '4826' }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(UserError);
@@ -106,6 +108,7 @@ describe('UserStore', () => {
     expect(u.count()).toBe(0);
     // A name with a question mark in it is a name.
     expect(nameProblem('Anna?')).toBeUndefined();
+    expect(nameProblem('?a')).toBeUndefined();
   });
 
   it.each(['00A0', '2000', '2003', '200A', '202F', '205F', '3000', '2028', '1680'])('refuses a new name with the space U+%s in it, naming it by code point', async (hex) => {

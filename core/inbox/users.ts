@@ -174,13 +174,24 @@ export function nameProblem(value: unknown, maxChars = 64): string | undefined {
  * Why `name` is the approver not on record, or one that reads as it, or undefined: an approval
  * lost with a restored site PC is recorded as made by `APPROVER_NOT_ON_RECORD` ("?": core/inbox
  * write-back.ts), in decision_log and at HQ. A user of that name would make the two one actor in
- * the trail, and "find out who approved it" would point at a person. Its compatibility form ("？",
- * U+FF1F, is "?") is compared too: on a screen it is the same mark.
+ * the trail, and "find out who approved it" would point at a person. Compared as `bareName` has it
+ * (compatibility forms folded: "？" U+FF1F and "﹖" U+FE56 are "?"), its marks taken off ("?" with
+ * U+0301 above it is "?"): a name that is then one of `QUESTION_MARKS` is refused.
  */
 function notOnRecordProblem(name: string): string | undefined {
-  if (lookalikeKey(name) !== lookalikeKey(APPROVER_NOT_ON_RECORD)) return undefined;
+  const marksOff = bareName(name).normalize('NFD').replace(/\p{M}/gu, '').normalize('NFKC');
+  if (!QUESTION_MARKS.has(marksOff)) return undefined;
   return `must not be ${JSON.stringify(APPROVER_NOT_ON_RECORD)}: the decision log names an approval not on record (lost with a restored site PC) by it`;
 }
+
+/**
+ * The characters a name alone must not be (`notOnRecordProblem`), as they are once NFKC: "?", and
+ * those a screen shows as it or nearly — the Arabic "؟" (U+061F), the reversed "⸮" (U+2E2E), the
+ * inverted "¿" (U+00BF), the emoji "❓" and "❔" (U+2753, U+2754), and the glottal stop letters
+ * "ʔ" (U+0294), "ˀ" (U+02C0), "Ɂ" and "ɂ" (U+0241, U+0242). A small explicit set, not Unicode's
+ * confusables table; a name of two or more such marks ("??") is not refused by it.
+ */
+const QUESTION_MARKS = new Set([APPROVER_NOT_ON_RECORD, '\u061F', '\u2E2E', '\u00BF', '\u2753', '\u2754', '\u0294', '\u02C0', '\u0241', '\u0242']);
 
 /** The scripts whose letters pass for one another ("О" U+041E, "Ο" U+039F and "O" look the same). */
 const LOOKALIKE_SCRIPTS = [

@@ -14,7 +14,8 @@
 //            is recorded as an approval not on record, then as any ack
 //            (`Inbox.approvalNotOnRecord`), with a warning; elsewhere it is warned of and ignored.
 //            Within the week after a restore, an ack of an id this inbox does not know is warned
-//            of too (elsewhere it is another Tilstand's, or a module's own test: ignored).
+//            of too, at most once a minute per module with a count of those not said (elsewhere
+//            it is another Tilstand's, or a module's own test: ignored).
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late effect or
@@ -48,7 +49,7 @@
 import type { Table } from '../lsm/index.ts';
 import { InboxError } from './errors.ts';
 import type { Inbox } from './inbox.ts';
-import { commandInFlight, notSentDetail, timedOutDetail, wellFormedPrefix, type Proposal } from './proposal.ts';
+import { commandInFlight, isActive, notSentDetail, timedOutDetail, wellFormedPrefix, type Proposal } from './proposal.ts';
 
 export interface WriteBackOptions {
   inbox: Inbox;
@@ -78,8 +79,8 @@ export interface WriteBackOptions {
   pollBatchMax?: number;
   /**
    * When this site was rebuilt from HQ by `tilstand restore` (`atMs`: its restore note's
-   * `restoredAtMs`, no later than the site's start), and the proposals without a command its
-   * approval_inbox held as restored (`proposals`: at the snapshot the note names,
+   * `restoredAtMs`, no later than the site's start), and the proposals its approval_inbox held
+   * open or deferred without a command as restored (`proposals`: at the snapshot the note names,
    * `proposalsWithoutCommandAt`); undefined when it never was. Only then can an ack of one of those
    * proposals, which this inbox never approved, be its approval lost with the old PC
    * (`Inbox.approvalNotOnRecord`); on any other site, and of any other proposal, such an ack is
@@ -104,6 +105,11 @@ const ACK_DETAIL_CHARS_MAX = 2000;
 /** The most of an unknown ack's command_id a warning shows (an ack may be up to `ackBytesMax`). */
 const ACK_ID_SHOWN_CHARS_MAX = 200;
 
+/** At most one warning of an ack of an unknown id per module this often (`warnUnknownAck`). */
+export const UNKNOWN_ACK_WARNING_EVERY_MS = 60_000;
+/** Modules whose unknown-id ack warnings are counted apart; the ones past it share a count. */
+const UNKNOWN_ACK_MODULES_MAX = 1_000;
+
 /**
  * How long after a restore a module's ack can still be the answer to a command approved on the old
  * PC (`restored.atMs`): a module holds its answer until it reaches the new broker, which takes its
@@ -113,16 +119,20 @@ const ACK_ID_SHOWN_CHARS_MAX = 200;
 export const LOST_APPROVAL_ACK_WINDOW_MS = 7 * 24 * 3_600_000;
 
 /**
- * The proposals of approval_inbox at snapshot `snapshotId` that had no command then (open,
- * deferred, withdrawn, rejected, stale: never approved there): the only ones a module's ack can be
- * the answer to an approval lost with the old PC of (`WriteBackOptions.restored`). One with a
- * command keeps it, so its acks are taken as any. Reads the snapshot in its own columns; NotFound
- * (core/lsm) when it has expired.
+ * The proposals of approval_inbox at snapshot `snapshotId` that were open or deferred then, without
+ * a command: the only ones a module's ack can be the answer to an approval lost with the old PC of
+ * (`WriteBackOptions.restored`). One with a command keeps it, so its acks are taken as any; one
+ * withdrawn, rejected or stale at the snapshot could not be approved on the old PC after it (each is
+ * final: `Inbox.decide` refuses it), so an ack of it approves nothing. Reads the snapshot in the
+ * columns it needs; NotFound (core/lsm) when it has expired.
  */
 export function proposalsWithoutCommandAt(inboxTable: Table, snapshotId: number): string[] {
   const out: string[] = [];
-  for (const [id, command] of inboxTable.scanRows({ snapshotId }, { projection: ['proposal_id', 'command_state'], fillCache: false })) {
-    if (command === null || command === undefined) out.push(String(id));
+  const projection = ['proposal_id', 'command_state', 'agent_status', 'decision'];
+  for (const [id, command, agentStatus, decision] of inboxTable.scanRows({ snapshotId }, { projection, fillCache: false })) {
+    if (command !== null && command !== undefined) continue;
+    if (agentStatus === 'withdrawn' || (decision !== null && decision !== undefined && decision !== 'deferred')) continue;
+    out.push(String(id));
   }
   return out;
 }
@@ -144,6 +154,8 @@ export class WriteBack {
    */
   private readonly published = new Map<string, { wallMs: number; monoMs: number; firstMonoMs: number | undefined }>();
   private timer: NodeJS.Timeout | undefined;
+  /** Per module (undefined: those past UNKNOWN_ACK_MODULES_MAX), its last unknown-id ack warning and the acks not said since (`warnUnknownAck`). */
+  private readonly unknownAcks = new Map<string | undefined, { atMs: number; notSaid: number }>();
 
   constructor(o: WriteBackOptions) {
     this.o = o;
@@ -264,9 +276,7 @@ export class WriteBack {
       // a proposal the restored inbox does not have (made after the tag it was restored at), or an
       // id a client made up to probe what an ack decides here: said, so it leaves a trace.
       const r = this.o.restored;
-      if (r !== undefined && this.clock() - r.atMs < LOST_APPROVAL_ACK_WINDOW_MS) {
-        this.warn(`ack of ${JSON.stringify(ack.command_id.slice(0, ACK_ID_SHOWN_CHARS_MAX))} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored`);
-      }
+      if (r !== undefined && this.clock() - r.atMs < LOST_APPROVAL_ACK_WINDOW_MS) this.warnUnknownAck(module, ack.command_id);
       return;
     }
     if (p.module === null) return; // a notice: no command, nothing to acknowledge
@@ -284,7 +294,12 @@ export class WriteBack {
           : this.clock() - restored.atMs >= LOST_APPROVAL_ACK_WINDOW_MS
             ? 'the restore was more than a week ago'
             : !restored.proposals.has(p.id)
-              ? 'was made after the restore'
+              ? // Open or deferred now and not in the set: made after the restore (a withdrawal or a
+                // decision is final). Otherwise it may also have been withdrawn, rejected or found
+                // stale before the snapshot HQ had, and so never approved on the old PC.
+                isActive(p)
+                ? 'was made after the restore'
+                : 'was not open or deferred in the inbox as restored'
               : undefined;
       if (why !== undefined) return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command and ${why}; ignored`);
       let recorded: Proposal | undefined;
@@ -321,6 +336,26 @@ export class WriteBack {
     // toward FAILURES_TO_QUIET: a module refusing again and again was asked every minute.
     if (p.command?.state === 'pending') this.mark(p.id, 'sent', null);
     this.mark(p.id, ack.ok ? 'acknowledged' : 'failed', detail, module);
+  }
+
+  /**
+   * The warning of an ack of an id this inbox does not know (within the week after a restore): at
+   * most one line per module every `UNKNOWN_ACK_WARNING_EVERY_MS` by the write-back's clock (one
+   * going back ends the wait), the next one saying how many were not said. A module (or a client)
+   * sending thousands wrote a line each — 20,000 acks, 7 MB of site.log, its rotated copy gone with
+   * what it held. Past `UNKNOWN_ACK_MODULES_MAX` modules the others share one count.
+   */
+  private warnUnknownAck(module: string, commandId: string): void {
+    const now = this.clock();
+    const key = this.unknownAcks.has(module) || this.unknownAcks.size < UNKNOWN_ACK_MODULES_MAX ? module : undefined;
+    const last = this.unknownAcks.get(key);
+    if (last !== undefined && now >= last.atMs && now - last.atMs < UNKNOWN_ACK_WARNING_EVERY_MS) {
+      last.notSaid++;
+      return;
+    }
+    this.unknownAcks.set(key, { atMs: now, notSaid: 0 });
+    const notSaid = last === undefined || last.notSaid === 0 ? '' : ` (${last.notSaid} more such acks from ${key ?? 'other modules'} since the last such line not said)`;
+    this.warn(`ack of ${JSON.stringify(commandId.slice(0, ACK_ID_SHOWN_CHARS_MAX))} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored${notSaid}`);
   }
 
   /**

@@ -6,9 +6,9 @@
 // then approved them by "?".
 //
 // The restore note names approval_inbox's snapshot as restored (core/sync `RestoreNote.tables`).
-// The first start within the week after the restore reads the proposals without a command at that
-// snapshot (time travel; nothing has committed the table since the restore, so it is there) and
-// keeps their ids in `<data>/restored-proposals.json`, with the note's `restoredAtMs` and the
+// The first start within the week after the restore reads the proposals open or deferred without a
+// command at that snapshot (time travel; nothing has committed the table since the restore, so it
+// is there) and keeps their ids in `<data>/restored-proposals.json`, with the note's `restoredAtMs` and the
 // snapshot id it was read for. Later starts within the week read that file: the snapshot itself
 // expires within hours of the inbox's commits (core/lsm: an hour past the last ten), so a restart
 // a day later could no longer read it. A file for another restore (its time or snapshot not the

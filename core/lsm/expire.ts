@@ -148,6 +148,12 @@ function withState<T>(table: Table, f: (state: MarkState) => T): T {
     if (lock === undefined || state.lock === undefined || !lock.equals(state.lock)) {
       table.snapshots.invalidate();
       state.listNext = true;
+      // A spread mark's roots this object expired before their turn: another writer may have
+      // completed its own mark since and deleted their manifests, rightly (they are expired), and
+      // marking one then threw a false Corruption out of a commit already made. Nothing retained
+      // needs them; their files go at the listing sweep that ends the mark
+      // (first-mark-lock-handover.test.ts).
+      for (const [k, u] of state.unmarked) if (u.dying) state.unmarked.delete(k);
     }
     state.lock = lock;
     return f(state);

@@ -6,13 +6,14 @@
 // (the ingest takes that for a damaged table). A dying root that no longer reads leaves its files
 // to the listing sweep, which ends every incomplete mark.
 
-import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { Table } from './table.ts';
 import type { Snapshot } from './snapshot.ts';
+import { ageTags } from './testing/tags.ts';
 
 const DAY = 86_400_000;
 const MIN = 60_000;
@@ -24,14 +25,6 @@ const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-/** Tag files older than the racy window, as a site's are: the listing trusts them on a stat. */
-function ageTags(root: string): void {
-  const dir = join(root, 'tag');
-  const old = new Date(Date.now() - 3_600_000);
-  for (const n of readdirSync(dir)) utimesSync(join(dir, n), old, old);
-  utimesSync(dir, old, old);
-}
 
 /** Throws naming the first missing file of any retained snapshot or tag. */
 function checkRetained(root: string, when: string): void {

@@ -3,7 +3,7 @@
 // any is unmarked nothing but snapshot and tag files is deleted. Once the mark is complete a
 // listing sweep deletes what nothing retained references.
 
-import { existsSync, readdirSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
@@ -16,6 +16,7 @@ import { tagTimeLeftMs } from './tags.ts';
 import { Table } from './table.ts';
 import type { TableWriter } from './table-writer.ts';
 import { modelDir, modelSettings, removeModelDirs, rng } from './testing/model.ts';
+import { ageTags } from './testing/tags.ts';
 
 afterAll(() => removeModelDirs());
 
@@ -45,14 +46,6 @@ const FIELDS = [
   { name: 'k', type: 'INT NOT NULL' },
   { name: 'v', type: 'INT' },
 ];
-
-/** Ages every file of `tag/` and the directory by an hour: past the racy window (file-identity.ts). */
-function ageTags(root: string): void {
-  const dir = join(root, 'tag');
-  const old = new Date(Date.now() - 3_600_000);
-  for (const n of readdirSync(dir)) utimesSync(join(dir, n), old, old);
-  utimesSync(dir, old, old);
-}
 
 function dataFiles(root: string): string[] {
   return readdirSync(join(root, 'bucket-0'))

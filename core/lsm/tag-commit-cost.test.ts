@@ -4,13 +4,14 @@
 // engine, the agent) creates or deletes between two commits is seen at the next one — the files a
 // new tag holds are kept, a deleted tag's files are deleted — for the price of reading that tag.
 
-import { readdirSync, utimesSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from './catalog.ts';
 import { LocalFileIO } from './file-io.ts';
 import { Table } from './table.ts';
 import { modelDir, removeModelDirs } from './testing/model.ts';
+import { ageTags } from './testing/tags.ts';
 
 afterAll(() => removeModelDirs());
 
@@ -34,14 +35,6 @@ class CountingIO extends LocalFileIO {
 
 const TAGS = 60;
 const DAY = 86_400_000;
-
-/** Ages every file of `tag/` and the directory by an hour: past the racy window (file-identity.ts). */
-function ageTags(root: string): void {
-  const dir = join(root, 'tag');
-  const old = new Date(Date.now() - 3_600_000);
-  for (const n of readdirSync(dir)) utimesSync(join(dir, n), old, old);
-  utimesSync(dir, old, old);
-}
 
 function dataFiles(root: string): string[] {
   return readdirSync(join(root, 'bucket-0')).filter((n) => n.startsWith('data-'));

@@ -89,6 +89,19 @@ function fsyncDir(dir: string): void {
   }
 }
 
+/**
+ * `mkdirSync(dir, recursive)`, adding to `changed` the parent of every directory it created: a new
+ * directory's name is durable only once its parent is fsynced (LocalFileIO, core/sync's restore).
+ */
+export function makeDirsNoting(dir: string, changed: Set<string>): void {
+  const first = fs.mkdirSync(dir, { recursive: true });
+  if (first === undefined) return;
+  for (let d = dir; ; d = dirname(d)) {
+    changed.add(dirname(d));
+    if (d === first || dirname(d) === d) break;
+  }
+}
+
 function writeAndSync(path: string, data: Uint8Array, flag: string): void {
   const fd = fs.openSync(path, flag, 0o644);
   try {
@@ -152,12 +165,7 @@ export class LocalFileIO implements FileIO {
 
   /** `mkdirSync(dir, recursive)`, noting the parent of every directory it created. */
   private makeDirs(dir: string): void {
-    const first = fs.mkdirSync(dir, { recursive: true });
-    if (first === undefined) return;
-    for (let d = dir; ; d = dirname(d)) {
-      this.unsyncedDirs.add(dirname(d));
-      if (d === first || dirname(d) === d) break;
-    }
+    makeDirsNoting(dir, this.unsyncedDirs);
   }
 
   readFile(path: string): Buffer {

@@ -16,7 +16,7 @@
 
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { ioError } from '../../lsm/file-io.ts';
+import { ioError, makeDirsNoting } from '../../lsm/file-io.ts';
 import { isCorruption, localFileIO, TableSchema } from '../../lsm/index.ts';
 import { snapshotFromJson, tagFromJson } from '../../lsm/snapshot.ts';
 import { SyncError } from '../errors.ts';
@@ -116,12 +116,7 @@ export class DeferredSync {
 
   /** `mkdirSync(dir, recursive)`, noting the parent of every folder it created. */
   mkdirs(dir: string): void {
-    const first = fs.mkdirSync(dir, { recursive: true });
-    if (first === undefined) return;
-    for (let d = dir; ; d = dirname(d)) {
-      this.dirs.add(dirname(d));
-      if (d === first || dirname(d) === d) break;
-    }
+    makeDirsNoting(dir, this.dirs);
   }
 
   /** Writes `bytes` to `path` (a file there replaced), not fsynced: noted, with its folder, for `flush`. */

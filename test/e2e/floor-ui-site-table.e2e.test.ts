@@ -8,7 +8,6 @@
 // Without /usr/bin/chromium (or $CHROMIUM) the suite is skipped with a loud notice — and fails
 // under CI=true.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +15,7 @@ import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEED_BINDINGS } from '../../core/ingest/seed-bindings.ts';
 import { publishYardDoors, YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from '../../core/ingest/test-support/yard-doors.ts';
-import { childFailure } from '../helpers/child-failure.ts';
-import { BIN, CHROMIUM, CI, HAVE_CHROMIUM, ROOT, runCli, signedInPage, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
+import { CHROMIUM, CI, HAVE_CHROMIUM, runCli, signedInPage, startSite, stopDemo, untilWith, warnSkipped, type DemoChild, type SuiteBrowser } from './support.ts';
 
 warnSkipped('test/e2e/floor-ui-site-table.e2e.test.ts', "!!! A table of the site's own was NOT tested on the floor UI. Under CI=true this is a failure.\n");
 
@@ -61,21 +59,16 @@ suite("a table of the site's own on the floor UI (chromium)", () => {
     const check = await runCli(['config', 'check', '--data', data]);
     expect(check.code, check.stderr).toBe(0);
 
-    const child = spawn(process.execPath, [BIN, 'start', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--no-agent-timer'], { cwd: ROOT });
-    // A site that could not be started fails here, naming the binary (not an unhandled 'error').
-    const failure = childFailure(child, `the site (${process.execPath} ${BIN})`);
-    child.stdout!.on('data', (d) => (output.out += d));
-    child.stderr!.on('data', (d) => (output.err += d));
+    // A site that could not be started fails here, naming the binary (not an unhandled 'error');
+    // one that prints no address is stopped by startSite, and its data directory removed here.
+    const started = await startSite(['start', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--no-agent-timer'], 'the site', output).catch((e: unknown) => {
+      rmSync(data, { recursive: true, force: true });
+      throw e;
+    });
     // stopDemo stops the child and removes the data directory.
-    site = { child, data, url: '', output };
-    const address = () => {
-      const failed = failure.error();
-      if (failed) throw failed;
-      return /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1];
-    };
-    url = await until(address, 'the site to print its UI URL', 30_000);
+    site = { ...started, data, output };
+    url = site.url;
     mqttUrl = await until(() => /mqtt:\s+(mqtt:\/\/127\.0\.0\.1:\d+)/.exec(output.out)?.[1], 'the site to print its broker URL');
-    site.url = url;
     browser = await signedInPage(url, ADMIN.name, ADMIN.pin, pageErrors);
     page = browser.page;
   }, 120_000);

@@ -1,7 +1,8 @@
 // What the floor-UI browser tests share: where the CLI and chromium are, the loud notice when
 // chromium is missing, the CLI as a child process, polling with the site's output in the error,
-// the site API as the test's own session, chromium launched as the tests run it, the demo site
-// started as a child (startDemo), chromium's page signed in (signedInPage) or not yet on the UI
+// the site API as the test's own session, chromium launched as the tests run it, a site started as
+// a child and its UI address awaited (startSite; the demo site in a new data directory, startDemo),
+// chromium's page signed in (signedInPage) or not yet on the UI
 // for a suite that signs in itself (openPage), and both stopped at the end (stopDemo); a suite's
 // routes taken off after each test, passed or failed (unrouteAfterTest). A child that cannot be
 // started fails the call that asked for it, naming it (../helpers/child-failure.ts), rather than
@@ -105,34 +106,51 @@ export interface DemoChild {
 }
 
 /**
+ * `tilstand <args>` (a `start`) as a child, `output` filling as it writes (for `untilWith`);
+ * resolves with the child once it printed its UI's base address (http://127.0.0.1:<port>, without
+ * the trailing slash). Rejects at once, naming the binary (`<what> (<node> <BIN>)`,
+ * ../helpers/child-failure.ts), when the child could not be started, and after `o.timeoutMs`
+ * (30 s) without an address with what the child printed (`untilWith`); either way the child is
+ * stopped first, since the caller gets nothing to stop. `o.node`: the binary run, process.execPath
+ * unless a test of this helper gives another.
+ */
+export async function startSite(args: string[], what: string, output: { out: string; err: string }, o: { node?: string; timeoutMs?: number } = {}): Promise<{ child: ChildProcess; url: string }> {
+  const node = o.node ?? process.execPath;
+  const child = spawn(node, [BIN, ...args], { cwd: ROOT });
+  const failure = childFailure(child, `${what} (${node} ${BIN})`);
+  child.stdout!.on('data', (d) => (output.out += d));
+  child.stderr!.on('data', (d) => (output.err += d));
+  const address = () => {
+    const failed = failure.error();
+    if (failed) throw failed;
+    return /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1];
+  };
+  try {
+    return { child, url: await untilWith(() => output)(address, 'the site to print its UI URL', o.timeoutMs ?? 30_000) };
+  } catch (e) {
+    // A site that never said its address would outlive the suite.
+    await stopChild(child);
+    throw e;
+  }
+}
+
+/**
  * `tilstand start --demo --headless` in a new data directory (`tmpdir()/<prefix>…`) on free ports,
  * the demo's modules stepping once per 10 min and no agent timer (a suite runs the agent when it
- * wants proposals); resolves once the site printed its UI's address, and rejects at once, naming
- * the binary, when the child could not be started (`o.node`: the binary run, process.execPath
- * unless a test of this helper gives another). `output` fills as the site writes, for `untilWith`.
+ * wants proposals), by startSite: resolves once the site printed its UI's address, and rejects at
+ * once, naming the binary, when the child could not be started (`o.node` as startSite's), the
+ * data directory removed. `output` fills as the site writes, for `untilWith`.
  */
 export async function startDemo(prefix: string, output: { out: string; err: string }, o: { node?: string } = {}): Promise<DemoChild> {
   const data = mkdtempSync(join(tmpdir(), prefix));
-  const node = o.node ?? process.execPath;
-  const child = spawn(node, [BIN, 'start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'], { cwd: ROOT });
-  const failure = childFailure(child, `the demo site (${node} ${BIN})`);
-  child.stdout!.on('data', (d) => (output.out += d));
-  child.stderr!.on('data', (d) => (output.err += d));
-  let url: string;
   try {
-    const address = () => {
-      const failed = failure.error();
-      if (failed) throw failed;
-      return /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1];
-    };
-    url = await untilWith(() => output)(address, 'the site to print its UI URL', 30_000);
+    const args = ['start', '--demo', '--headless', '--mqtt-port', '0', '--http-port', '0', '--data', data, '--demo-step-ms', '600000', '--no-agent-timer'];
+    const { child, url } = await startSite(args, 'the demo site', output, o);
+    return { child, data, url, output };
   } catch (e) {
-    // The caller gets no DemoChild to stop: a site that never said its address would outlive the suite.
-    await stopChild(child);
     rmSync(data, { recursive: true, force: true });
     throw e;
   }
-  return { child, data, url, output };
 }
 
 /** Chromium as a suite holds it: its context, its one page and the profile folder stopDemo removes. */

@@ -10,12 +10,9 @@
 // handler prevented it; a pad key's tap is its pointerdown, then, unless that was prevented (the
 // focus would go to the key), its click. In chromium: test/e2e/ui-sign-in-pin-pad.e2e.test.ts.
 import { describe, expect, it, vi } from 'vitest';
-import type { SiteApi } from '../../../core/site/api.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { SignIn } from './SignIn.tsx';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import { refusingSignIn, type SignInHolder } from './testing/sign-in.ts';
 
-const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
+const holder: SignInHolder = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
   const fake = await import('../test-fake-react.ts');
@@ -27,61 +24,8 @@ vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.t
 const SCAN_GAP_MS = 8;
 const HAND_GAP_MS = 140;
 
-/** The sign-in screen over a site that refuses every sign-in; `sent` what each carried. */
-function screen() {
-  const sent: string[] = [];
-  const api = {
-    signIn: async (req: { user?: string; secret?: string; badge?: string }) => {
-      sent.push(req.badge !== undefined ? `badge ${req.badge}` : `${req.user}/${req.secret}`);
-      throw Object.assign(new Error('wrong name, PIN or password (4 attempts left)'), { kind: 'unauthenticated', code: 'signin.wrong', params: { left: 4 } });
-    },
-  } as unknown as SiteApi;
-  const store = createAppStore(api);
-  store.setState({ lang: 'en' });
-  holder.store = store;
-  holder.slots = [];
-  const render = () => ((holder.at = 0), elementsOf(SignIn()));
-  const form = () => render().find((e) => e.type === 'form')!;
-  const field = (name: string) => render().find((e) => e.type === 'input' && e.props.name === name)!;
-  const padKey = (k: string) => render().find((e) => e.type === 'button' && e.props['data-pad'] === k)!;
-  let clock = 1_000;
-  /** A tap on the pad's key `k`: its pointerdown (bubbling to the form) and its click; whether the focus stayed where it was. */
-  const tap = (...keys: string[]): boolean => {
-    let focusKept = true;
-    for (const k of keys) {
-      let prevented = false;
-      const down = { target: { type: 'button' }, preventDefault: () => void (prevented = true) };
-      (padKey(k).props.onPointerDown as ((e: unknown) => void) | undefined)?.(down);
-      (form().props.onPointerDown as ((e: unknown) => void) | undefined)?.(down);
-      focusKept &&= prevented;
-      padKey(k).props.onClick!();
-      clock += 400;
-    }
-    return focusKept;
-  };
-  /** `text` and (`enter`) Enter typed into field `on`, a key every `gapMs`; true when the Enter sent the form. */
-  const type = async (on: string, text: string, gapMs: number, enter = true): Promise<boolean> => {
-    const key = (k: string): boolean => {
-      let prevented = false;
-      (form().props.onKeyDown as (e: unknown) => void)({ key: k, timeStamp: clock, repeat: false, target: { name: on, value: field(on).props.value }, preventDefault: () => void (prevented = true) });
-      if (prevented) return false;
-      if (k === 'Enter') form().props.onSubmit!({ preventDefault: () => undefined });
-      else field(on).props.onChange!({ target: { value: `${field(on).props.value}${k}` } });
-      return true;
-    };
-    for (const ch of text) {
-      key(ch);
-      clock += gapMs;
-    }
-    const went = enter && key('Enter');
-    clock += 2_000;
-    await settle();
-    return went;
-  };
-  /** The focus put on field `name` (a tap, a Tab): its focus event, which bubbles to the form. */
-  const focus = (name: string) => (form().props.onFocus as (e: unknown) => void)({ target: { name, value: field(name).props.value } });
-  return { sent, render, field, padKey, tap, type, focus };
-}
+/** The sign-in screen over a site that refuses every sign-in (testing/sign-in.ts). */
+const screen = () => refusingSignIn(holder);
 
 describe('sign-in screen: the PIN pad', () => {
   it('has twelve keys, each a plain button out of the Tab order, the edit keys named in the chosen language', () => {
@@ -100,7 +44,7 @@ describe('sign-in screen: the PIN pad', () => {
 
   it('its keys type into the PIN field, the backspace and Clear edit it, the focus kept; nothing is sent', () => {
     const s = screen();
-    expect(s.tap('5', '5', 'clear', '1', '2', '3', '9', 'back', '4')).toBe(true);
+    expect(s.tapPad('5', '5', 'clear', '1', '2', '3', '9', 'back', '4')).toBe(true);
     expect(s.field('secret').props.value).toBe('1234');
     expect(s.sent).toEqual([]);
   });
@@ -111,13 +55,13 @@ describe('sign-in screen: the PIN pad', () => {
     await s.type('user', 'Kari', HAND_GAP_MS, false);
     s.focus('secret');
     await s.type('secret', '1', HAND_GAP_MS, false);
-    s.tap('2');
+    s.tapPad('2');
     await s.type('secret', '3', HAND_GAP_MS, false);
-    s.tap('5');
+    s.tapPad('5');
     expect(await s.type('secret', '', HAND_GAP_MS)).toBe(true);
     expect(s.sent).toEqual(['Kari/1235']);
     expect(s.field('secret').props.value).toBe('');
-    s.tap('1', '2', '3', '4');
+    s.tapPad('1', '2', '3', '4');
     expect(s.field('secret').props.value).toBe('1234');
   });
 
@@ -128,7 +72,7 @@ describe('sign-in screen: the PIN pad', () => {
     s.focus('secret');
     await s.type('secret', '1111', HAND_GAP_MS);
     expect(s.sent).toEqual(['Kari/1111']);
-    s.tap('1', '2');
+    s.tapPad('1', '2');
     expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
     expect(s.sent).toEqual(['Kari/1111', 'badge 00421234']);
     expect(s.field('secret').props.value).toBe('12');

@@ -11,14 +11,10 @@
 // browser does unless the handler prevented it: the character into the field, or, for Enter, the
 // form sent. Each key's time is its event's timeStamp.
 import { describe, expect, it, vi } from 'vitest';
-import type { SiteApi } from '../../../core/site/api.ts';
 import { SCAN_KEY_MEAN_MS_MAX } from '../badge-scan.ts';
-import { LANG_NAMES, type Lang } from '../i18n/messages.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { SignIn } from './SignIn.tsx';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import { refusingSignIn, type SignInHolder } from './testing/sign-in.ts';
 
-const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
+const holder: SignInHolder = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
   const fake = await import('../test-fake-react.ts');
@@ -30,95 +26,19 @@ vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.t
 const SCAN_GAP_MS = 8;
 const HAND_GAP_MS = 140;
 
-/** The sign-in screen over a site that refuses every sign-in; `sent` what each carried. */
+/** The sign-in screen over a site that refuses every sign-in (testing/sign-in.ts), and `refusedPin`. */
 function screen() {
-  const sent: string[] = [];
-  const api = {
-    signIn: async (req: { user?: string; secret?: string; badge?: string }) => {
-      sent.push(req.badge !== undefined ? `badge ${req.badge}` : `${req.user}/${req.secret}`);
-      throw Object.assign(new Error('wrong name, PIN or password (4 attempts left)'), { kind: 'unauthenticated', code: 'signin.wrong', params: { left: 4 } });
-    },
-  } as unknown as SiteApi;
-  const store = createAppStore(api);
-  store.setState({ lang: 'en' });
-  holder.store = store;
-  holder.slots = [];
-  const render = () => ((holder.at = 0), elementsOf(SignIn()));
-  const form = () => render().find((e) => e.type === 'form')!;
-  const field = (name: string) => render().find((e) => e.type === 'input' && e.props.name === name)!;
-  let clock = 1_000;
-  /** One key down at `clock` on the element named `on` (null: the Sign in button); true when its default went ahead. */
-  const key = (k: string, on: string | null): boolean => {
-    let prevented = false;
-    if (on === 'lang') {
-      // The language picker, beside the form: its key handler is the nearest element's above it
-      // that has one (none: the browser's default alone). The default: a letter picks the language
-      // whose name starts with it (type-ahead), Enter does nothing.
-      const els = render();
-      const at = els.findIndex((e) => e.type === 'select' && e.props.name === 'lang');
-      const handler = els.slice(0, at).reverse().find((e) => e.type !== 'label' && typeof e.props.onKeyDown === 'function' && elementsOf(e.props.children).some((c) => c.type === 'select'));
-      const select = els[at]!;
-      (handler?.props.onKeyDown as ((e: unknown) => void) | undefined)?.({ key: k, timeStamp: clock, repeat: false, target: { name: 'lang', value: select.props.value }, preventDefault: () => void (prevented = true) });
-      if (prevented) return false;
-      const lang = (Object.entries(LANG_NAMES) as [Lang, string][]).find(([, n]) => n.toLowerCase().startsWith(k.toLowerCase()))?.[0];
-      if (k.length === 1 && lang !== undefined) select.props.onChange!({ target: { value: lang } });
-      return true;
-    }
-    const target = on === null ? {} : { name: on, value: field(on).props.value };
-    // Without a handler (as before), the browser's default alone.
-    (form().props.onKeyDown as ((e: unknown) => void) | undefined)?.({ key: k, timeStamp: clock, repeat: false, target, preventDefault: () => void (prevented = true) });
-    if (prevented) return false;
-    if (k === 'Enter') form().props.onSubmit!({ preventDefault: () => undefined });
-    else if (on !== null && k.length === 1) field(on).props.onChange!({ target: { value: `${field(on).props.value}${k}` } });
-    return true;
-  };
-  /** `text` and (`enter`) Enter typed into `on`, a key every `gapMs`; true when the Enter sent the form. */
-  const type = async (on: string | null, text: string, gapMs: number, enter = true) => {
-    for (const ch of text) {
-      key(ch, on);
-      clock += gapMs;
-    }
-    const sentForm = enter && key('Enter', on);
-    clock += 2_000;
-    await settle();
-    return sentForm;
-  };
-  /** Keys one after another `gapMs` apart, each into its place (no pause between places); true when the last one's default went ahead. */
-  const keys = async (seq: readonly (readonly [string, string | null])[], gapMs: number) => {
-    let went = false;
-    for (const [k, on] of seq) {
-      went = key(k, on);
-      clock += gapMs;
-    }
-    clock += 2_000;
-    await settle();
-    return went;
-  };
-  /** The focus put on field `name` (a tap, a Tab): its focus event, which bubbles to the form. */
-  const focus = (name: string) => (form().props.onFocus as ((e: unknown) => void) | undefined)?.({ target: { name, value: field(name).props.value } });
-  /** A tap on field `name` (on `label`: on the text of its label): its pointerdown, which bubbles to the form; no focus event when the field has the focus already. */
-  const tap = (name: string, on: 'field' | 'label' = 'field') =>
-    (form().props.onPointerDown as ((e: unknown) => void) | undefined)?.({
-      target: on === 'field' ? { name, value: field(name).props.value } : { closest: (sel: string) => (sel === 'label' ? { querySelector: (q: string) => (q === 'input' ? { name } : null) } : null) },
-    });
-  /**
-   * The focus leaving field `name` for nothing in the page: its blur, which bubbles to the form. With
-   * `window` the whole window lost it (another window, a notification: the document has no focus
-   * during the blur, and chromium gives the same field its focus event again when the window comes
-   * back); without, a tap on a blank part of the page.
-   */
-  const blur = (name: string, window: boolean) =>
-    (form().props.onBlur as ((e: unknown) => void) | undefined)?.({ target: { name, value: field(name).props.value, ownerDocument: { hasFocus: () => !window } }, relatedTarget: null });
+  const s = refusingSignIn(holder);
   /** Name and PIN typed by hand (each field tapped first) and refused. */
   const refusedPin = async () => {
-    focus('user');
-    await type('user', 'Kari', HAND_GAP_MS, false);
-    focus('secret');
-    await type('secret', '1235', HAND_GAP_MS);
-    expect(sent).toEqual(['Kari/1235']);
-    expect(store.getState().signInError).toMatch(/wrong/);
+    s.focus('user');
+    await s.type('user', 'Kari', HAND_GAP_MS, false);
+    s.focus('secret');
+    await s.type('secret', '1235', HAND_GAP_MS);
+    expect(s.sent).toEqual(['Kari/1235']);
+    expect(s.store.getState().signInError).toMatch(/wrong/);
   };
-  return { store, sent, field, focus, blur, tap, type, keys, refusedPin };
+  return { ...s, refusedPin };
 }
 
 describe('sign-in screen: a badge scan after a refused PIN', () => {

@@ -7,12 +7,9 @@
 // (test-fake-react.ts slotHooks), the screen's function is called, typed into through its fields'
 // onChange and sent through its form's onSubmit.
 import { describe, expect, it, vi } from 'vitest';
-import type { SiteApi } from '../../../core/site/api.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { SignIn } from './SignIn.tsx';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import { refusingSignIn, type SignInHolder } from './testing/sign-in.ts';
 
-const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
+const holder: SignInHolder = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
   const fake = await import('../test-fake-react.ts');
@@ -20,40 +17,20 @@ vi.mock('react', async (importOriginal) => {
 });
 vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
 
-/** The sign-in screen over a site that refuses every sign-in as a wrong PIN; `sent` what each sign-in carried. */
-function screen() {
-  const sent: string[] = [];
-  const api = {
-    signIn: async (req: { user?: string; secret?: string; badge?: string }) => {
-      sent.push(req.badge !== undefined ? `badge ${req.badge}` : `${req.user}/${req.secret}`);
-      throw Object.assign(new Error('wrong name, PIN or password (4 attempts left)'), { kind: 'unauthenticated', code: 'signin.wrong', params: { left: 4 } });
-    },
-  } as unknown as SiteApi;
-  const store = createAppStore(api);
-  store.setState({ lang: 'en' });
-  holder.store = store;
-  holder.slots = [];
-  const render = () => ((holder.at = 0), elementsOf(SignIn()));
-  const field = (name: string) => render().find((e) => e.type === 'input' && e.props.name === name)!;
-  const type = (name: string, value: string) => field(name).props.onChange!({ target: { value } });
-  const send = async () => {
-    render().find((e) => e.type === 'form')!.props.onSubmit!({ preventDefault: () => undefined });
-    await settle();
-  };
-  return { store, sent, field, type, send };
-}
+/** The sign-in screen over a site that refuses every sign-in as a wrong PIN (testing/sign-in.ts). */
+const screen = () => refusingSignIn(holder);
 
 describe('sign-in screen: a PIN is sent once', () => {
   it('a refused PIN leaves its field, the name stays; the PIN typed next goes out alone', async () => {
     const s = screen();
-    s.type('user', 'Kari');
-    s.type('secret', '1235');
+    s.change('user', 'Kari');
+    s.change('secret', '1235');
     await s.send();
     expect(s.store.getState().signInError).toMatch(/wrong/);
     expect(s.field('secret').props.value).toBe('');
     expect(s.field('user').props.value).toBe('Kari');
     // Typed on from what the field holds, as a keyboard does.
-    s.type('secret', `${s.field('secret').props.value}1234`);
+    s.change('secret', `${s.field('secret').props.value}1234`);
     await s.send();
     expect(s.sent).toEqual(['Kari/1235', 'Kari/1234']);
   });

@@ -15,7 +15,10 @@
 // `mkdirs` note the directories whose entries changed, and the next `createAtomic` or
 // `replaceAtomic` — the snapshot, the tag, the hint that names those files — fsyncs them first, so a
 // power cut cannot keep a snapshot and lose the name of a file it lists. One fsync per directory
-// per commit, not one per file.
+// per commit, not one per file. A directory's fsync that fails (EIO) fails the atomic write with
+// an IOError naming the directory; only the refusals that say the file system does not sync
+// directories (`DIR_SYNC_NOT_SUPPORTED`) are passed over. `createAtomic` then leaves nothing: a
+// name it had linked is removed again, so a throw means "not made" (`takeBack`).
 
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -58,8 +61,12 @@ export interface FileIO {
    * joins the parts and calls `writeNew` where this is not offered.
    */
   writeNewStream?(path: string, produce: (write: (part: Uint8Array) => void) => void): void;
-  /** false when the target already exists (nothing written). */
+  /**
+   * false when the target already exists (nothing written). A throw (IOError) means not made: the
+   * name is not there (LocalFileIO's, unless its message says removing it again failed too).
+   */
   createAtomic(path: string, data: Uint8Array): boolean;
+  /** A throw (IOError) may come after the new content took the name: its directory's fsync failed. */
   replaceAtomic(path: string, data: Uint8Array): void;
   remove(path: string): void;
   removeDir(dir: string): void;
@@ -77,16 +84,47 @@ export function ioError(op: string, path: string, cause: unknown): LsmError {
   return new LsmError('IOError', `${op} ${path} failed: ${text}`, { path, cause });
 }
 
+/**
+ * The refusals of a folder's open or fsync that mean "not done here", passed over: EINVAL,
+ * ENOTSUP/EOPNOTSUPP (a file system without fsync of folders: some FUSE and network ones), EISDIR,
+ * EPERM/EACCES (Windows, where a folder opens only for reading and its fsync is refused; a share
+ * that does not let a folder be opened), and ENOENT (a folder removed since it was noted: its
+ * parent's fsync makes that durable). A rename or link there is still atomic, only its
+ * durability is the file system's. Anything else (EIO above all) is a failure: the folder's
+ * entries may not be on disk. core/sync's restore (hq/mirror.ts) passes over the same set.
+ */
+export const DIR_SYNC_NOT_SUPPORTED: ReadonlySet<string> = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EPERM', 'EACCES', 'ENOENT']);
+
+/**
+ * Fsyncs a folder; a refusal in `DIR_SYNC_NOT_SUPPORTED` is passed over. Any other failure is
+ * thrown as an error with the errno's code whose message names the folder (`EIO: …; folder <dir>
+ * not synced`), for the atomic write that needed it to wrap (ioError).
+ */
 function fsyncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = fs.openSync(dir, 'r');
     fs.fsyncSync(fd);
-  } catch {
-    // Some filesystems refuse fsync on directories; the rename/link itself is still atomic.
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException)?.code;
+    if (code !== undefined && DIR_SYNC_NOT_SUPPORTED.has(code)) return;
+    throw dirSyncFailure(dir, e);
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    if (fd !== undefined) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // a read-only descriptor: nothing of the folder's rides on its close
+      }
+    }
   }
+}
+
+/** `e` (a folder's open or fsync failing) as an error with its code whose message names the folder. */
+function dirSyncFailure(dir: string, e: unknown): NodeJS.ErrnoException {
+  const code = (e as NodeJS.ErrnoException)?.code ?? 'unknown';
+  const text = ((e as Error)?.message ?? '').replace(`${code}: `, '');
+  return Object.assign(new Error(`${code}: ${text}; folder ${dir} not synced`, { cause: e }), { code });
 }
 
 /**
@@ -157,10 +195,16 @@ export class LocalFileIO implements FileIO {
   /** Directories whose entries changed since the last atomic write (see the header). */
   private readonly unsyncedDirs = new Set<string>();
 
-  /** Fsyncs the directories `writeNew` and `mkdirs` changed: before a file that names their files. */
+  /**
+   * Fsyncs the directories `writeNew` and `mkdirs` changed: before a file that names their files.
+   * One whose fsync fails stays noted (and so do those not reached): the atomic write fails before
+   * it writes, and the next one tries them again.
+   */
   private syncDirs(): void {
-    for (const d of this.unsyncedDirs) fsyncDir(d);
-    this.unsyncedDirs.clear();
+    for (const d of this.unsyncedDirs) {
+      fsyncDir(d);
+      this.unsyncedDirs.delete(d);
+    }
   }
 
   /** `mkdirSync(dir, recursive)`, noting the parent of every directory it created. */
@@ -339,7 +383,11 @@ export class LocalFileIO implements FileIO {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
         throw e;
       }
-      fsyncDir(dirname(path));
+      try {
+        fsyncDir(dirname(path));
+      } catch (e) {
+        throw takeBack(path, e, this.unsyncedDirs);
+      }
       return true;
     } catch (e) {
       throw ioError('create', path, e);
@@ -359,7 +407,14 @@ export class LocalFileIO implements FileIO {
       this.syncDirs();
       writeAndSync(tmp, data, 'wx');
       fs.renameSync(tmp, path);
-      fsyncDir(dirname(path));
+      try {
+        fsyncDir(dirname(path));
+      } catch (e) {
+        // A rename cannot be taken back (the old content is gone): the new content stays in
+        // place, told by the error, and the folder stays noted for the next atomic write.
+        this.unsyncedDirs.add(dirname(path));
+        throw Object.assign(new Error(`${(e as Error).message}; ${basename(path)} is replaced, but may not survive a power cut`, { cause: e }), { code: (e as NodeJS.ErrnoException).code });
+      }
     } catch (e) {
       try {
         fs.unlinkSync(tmp);
@@ -385,6 +440,27 @@ export class LocalFileIO implements FileIO {
       throw ioError('remove', dir, e);
     }
   }
+}
+
+/**
+ * `createAtomic`'s file at `path` is linked but its folder's fsync failed (`e`): the name is
+ * removed again, so that the throw means "not made" as every other failure of createAtomic does:
+ * a table writer whose commit failed commits the same files again, and with the snapshot left in
+ * place its retry made the next snapshot add them a second time (read as Corruption, "added
+ * twice"). No other code of this process runs between the link and the unlink (both are
+ * synchronous), so no reader here saw the snapshot; a reader in another process may have. The
+ * folder stays noted for the next atomic write. Returns the error to throw: `e`'s code, its message
+ * saying what became of the name (still there when the unlink failed too).
+ */
+function takeBack(path: string, e: unknown, unsynced: Set<string>): NodeJS.ErrnoException {
+  unsynced.add(dirname(path));
+  let outcome = `${basename(path)} was removed again`;
+  try {
+    fs.unlinkSync(path);
+  } catch (e2) {
+    outcome = `${basename(path)} is in place, but may not survive a power cut: removing it again failed (${(e2 as Error)?.message ?? String(e2)})`;
+  }
+  return Object.assign(new Error(`${(e as Error).message}; ${outcome}`, { cause: e }), { code: (e as NodeJS.ErrnoException).code });
 }
 
 export const localFileIO: FileIO = new LocalFileIO();

@@ -16,7 +16,7 @@
 
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { ioError, makeDirsNoting } from '../../lsm/file-io.ts';
+import { DIR_SYNC_NOT_SUPPORTED, ioError, makeDirsNoting } from '../../lsm/file-io.ts';
 import { isCorruption, localFileIO, TableSchema } from '../../lsm/index.ts';
 import { snapshotFromJson, tagFromJson } from '../../lsm/snapshot.ts';
 import { SyncError } from '../errors.ts';
@@ -181,20 +181,13 @@ async function inTurns<T>(items: readonly T[], run: (x: T) => Promise<void>): Pr
 }
 
 /**
- * The refusals of a folder's open or fsync that mean "not done here", passed over (as core/lsm's
- * FileIO passes over a folder's): EINVAL, ENOTSUP/EOPNOTSUPP (a file system without fsync of
- * folders: some FUSE and network ones), EISDIR, EPERM/EACCES (Windows, where a folder opens only
- * for reading and its fsync is refused; a share that does not let a folder be opened), and ENOENT
- * (a folder removed since: its parent's fsync makes that durable). Anything else (EIO above all)
- * fails the flush: in a restore that fsync is the only one that makes the folder's entries durable.
- */
-const DIR_SYNC_NOT_SUPPORTED = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EPERM', 'EACCES', 'ENOENT']);
-
-/**
  * One fsync of a file (opened for writing, which Windows' FlushFileBuffers needs; one removed
  * since it was written — a damaged tag's JSON, what a restore's rollback drops — has nothing to
  * sync: its folder's fsync makes the removal durable) or a folder (read-only; a refusal in
- * `DIR_SYNC_NOT_SUPPORTED` passed over). Any other failure is an IOError.
+ * `DIR_SYNC_NOT_SUPPORTED` passed over: core/lsm file-io.ts's set of the refusals that mean "not done
+ * on this file system", which LocalFileIO's atomic writes pass over too). Any other failure (EIO
+ * above all) is an IOError: in a restore that fsync is the only one that makes the folder's
+ * entries durable.
  */
 function fsyncPath(path: string, dir: boolean): Promise<void> {
   const passedOver = (e: NodeJS.ErrnoException) => (dir ? DIR_SYNC_NOT_SUPPORTED.has(e.code ?? '') : e.code === 'ENOENT');

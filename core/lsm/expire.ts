@@ -131,6 +131,16 @@ class MarkState {
 const states = new WeakMap<Table, MarkState>();
 
 /**
+ * Whether `table`'s expiration mark is incomplete (a spread mark with roots left to mark, or files
+ * released meanwhile waiting for its sweep): until it completes, expiration deletes nothing but
+ * snapshot and tag files, so files nothing retained references may still be on disk.
+ */
+export function expirationMarkPending(table: Table): boolean {
+  const state = states.get(table);
+  return state !== undefined && (state.unmarked.size > 0 || state.deferred.length > 0);
+}
+
+/**
  * Runs `f` with the table's mark state; any error drops the state, so the next run rebuilds it
  * and lists the directories.
  */

@@ -23,7 +23,12 @@
 // name, not fsynced, and each file and each folder the restore created or wrote into is fsynced
 // once, several at a time, before the note is written and the mark removed (mirror.ts
 // `DeferredSync`; `hq pull` keeps a temporary file and a rename per file, for readers of its copy
-// while it runs). The mark's removal is made durable last.
+// while it runs). The mark's removal is made durable last. A mark of another site's restore is
+// refused without --force; with it, that site's half copy (its database folder) is removed too.
+//
+// A database folder the restore removes may be a running site's (one that syncs holds the sync
+// lock, which the restore takes; one that does not, only its tables' writer locks): every table's
+// writer lock is taken before anything is written and held until the folder is gone.
 //
 // The restored directory is the site's legitimate successor: once the tables are in place it
 // writes HQ's sender marker (sender.ts) with its own sender id, so the replaced PC, should it come
@@ -45,6 +50,7 @@ import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table
 import { formatDuration } from '../lsm/cli/output.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
+import { TablePaths } from '../lsm/table-paths.ts';
 import { WriterLock } from '../lsm/writer-lock.ts';
 import { STUCK_STEP, SYNC_LOCK_FILE } from './engine.ts';
 import { SyncError } from './errors.ts';
@@ -255,6 +261,9 @@ export function draftTableEntry(name: string, schema: TableSchema): DraftTableEn
  * (`sync.lock`, engine.ts) throughout: a site that syncs from the directory, or a `sync now`, holds
  * it, and a restore under it (`--force`) deleted the tables that sender was reading and shipping,
  * and replaced what its outbox says HQ has. Either fails with Conflict naming the other process.
+ * A site running without sync holds no sync lock but holds its tables' writer locks: a restore
+ * that removes a database folder takes each of its tables' first (`lockTables`), and fails the
+ * same way on a live holder.
  */
 export async function restoreSite(o: RestoreOptions): Promise<RestoreNote> {
   // First, before the directory, its lock or anything at HQ is written.
@@ -277,25 +286,43 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const catalog = new Catalog(warehouse);
   const db = siteDatabase(o.site);
   const unfinishedPath = join(o.dataDir, RESTORE_UNFINISHED);
+  const mark = readUnfinished(unfinishedPath);
+  // Another site's restore did not finish here: its half copy would stay in the warehouse for good
+  // beside this site's, and this restore's mark would replace the one that tells of it.
+  const other = mark !== undefined && mark.site !== o.site ? mark : undefined;
+  if (other !== undefined && o.force !== true) throw otherUnfinished(o, other, unfinishedPath);
   // Tables an unfinished restore of this site left are its half copy, not a site: done again.
-  const redo = o.force === true || readUnfinished(unfinishedPath)?.site === o.site;
+  const redo = o.force === true || mark?.site === o.site;
   if (catalog.databaseExists(db) && catalog.listTables(db).length > 0 && !redo) {
     throw new SyncError('InvalidArgument', `${join(warehouse, `${db}.db`)} already holds tables (${catalog.listTables(db).join(', ')}); restore into a fresh data directory or pass --force`);
   }
-  // Before the mark: a site.db that does not open (damaged) fails the restore with the directory
-  // as it was. After it, the mark stayed over intact tables, and the site's start, `init` and
-  // every rerun refused the directory as a half copy (sync-damaged-site-db.test.ts).
-  forgetOutboxSteps(o.dataDir);
-  const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
-  localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
+  // The database folders this restore removes: this site's (--force, or the rerun of its own
+  // unfinished restore) and, with --force, the half copy of another site's unfinished restore.
+  const removed: string[] = [];
+  if (redo && catalog.databaseExists(db)) removed.push(db);
+  const otherDb = other === undefined ? undefined : halfCopyDatabase(other.site);
+  if (otherDb !== undefined && catalog.databaseExists(otherDb)) removed.push(otherDb);
+  // Before anything is written: a process that writes one of those tables (a site running without
+  // sync, which holds no sync lock; a `tilstand table` command) fails the restore with Conflict.
+  const locks = lockTables(catalog, warehouse, removed);
   // The copy's files and folders, fsynced once each before the note (below): nobody reads the
   // copy while the sync lock is held and the mark says unfinished (a site's start refuses it), and
   // a copy cut short is done again from scratch, so no file of it needs a temporary name and a
   // rename.
   const synced = new DeferredSync();
-  if (redo && catalog.databaseExists(db)) {
-    fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
-    synced.add(warehouse);
+  try {
+    // Before the mark: a site.db that does not open (damaged) fails the restore with the directory
+    // as it was. After it, the mark stayed over intact tables, and the site's start, `init` and
+    // every rerun refused the directory as a half copy (sync-damaged-site-db.test.ts).
+    forgetOutboxSteps(o.dataDir);
+    const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
+    localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
+    for (const d of removed) fs.rmSync(join(warehouse, `${d}.db`), { recursive: true, force: true });
+    if (removed.length > 0) synced.add(warehouse);
+  } finally {
+    // Each lock file went with its folder: a release finds none and only forgets the lock here
+    // (the copy's own writers, a fallback's rollback, take them again in this process).
+    for (const l of locks) l.release();
   }
   synced.mkdirs(warehouse);
   // A damaged tag (its JSON torn at HQ, or naming a file HQ lacks) is left out and reported, as
@@ -386,6 +413,57 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   synced.add(o.dataDir);
   await synced.flush();
   return note;
+}
+
+/**
+ * The writer lock (core/lsm writer-lock.ts) of every table in the database folders `dbs`, which the
+ * restore is about to remove, held until they are gone. A running site's ingest and inbox hold
+ * their tables' locks from open, so one running without sync (no sync lock) fails the restore
+ * here with Conflict naming the table and its process, nothing written; a lock whose process is
+ * gone is taken over. On a failure the locks already taken are released.
+ */
+function lockTables(catalog: Catalog, warehouse: string, dbs: readonly string[]): WriterLock[] {
+  const locks: WriterLock[] = [];
+  try {
+    for (const d of dbs) {
+      const dir = join(warehouse, `${d}.db`);
+      for (const name of catalog.listTables(d)) {
+        locks.push(
+          WriterLock.acquire(
+            new TablePaths(join(dir, name)).lockFile,
+            `table ${name} of ${dir}`,
+            `a restore removes ${dir}, whose tables a running site writes: stop the site (or the command writing the table) first; the data directory is unchanged`,
+          ),
+        );
+      }
+    }
+  } catch (e) {
+    for (const l of locks) l.release();
+    throw e;
+  }
+  return locks;
+}
+
+/** The database of the site an unfinished restore's mark names, or undefined when the name is no site id (nothing is removed for it). */
+function halfCopyDatabase(site: unknown): string | undefined {
+  try {
+    return siteDatabase(site as string);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The refusal of a restore without --force into a directory whose unfinished restore is another site's. */
+function otherUnfinished(o: RestoreOptions, other: UnfinishedRestore, markPath: string): SyncError {
+  const db = halfCopyDatabase(other.site);
+  const begun = typeof other.startedAtMs === 'number' && Math.abs(other.startedAtMs) <= 8.64e15 ? `, begun ${iso(other.startedAtMs)}` : '';
+  const copy = db === undefined ? '' : ` (${join(o.dataDir, 'warehouse', `${db}.db`)})`;
+  return new SyncError(
+    'InvalidArgument',
+    `${o.dataDir} holds an unfinished restore of site ${String(other.site)} (from HQ ${String(other.hq)}${begun}; ${markPath}), not of site ${o.site}: ` +
+      `finish it with \`tilstand restore --data ${o.dataDir} --hq <that HQ> --site ${String(other.site)}\`, ` +
+      `or restore site ${o.site} here with --force: --force removes site ${String(other.site)}'s half copy${copy} and restores site ${o.site} in its place`,
+  );
 }
 
 /**

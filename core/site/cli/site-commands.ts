@@ -1056,6 +1056,15 @@ export async function runSiteTable(argv: string[], io: CliIO): Promise<number> {
  */
 export async function runSiteRestore(argv: string[], io: CliIO): Promise<number> {
   const data = gateDataFlag(argv);
+  // A site running on the directory, found by its control socket as a second start finds it.
+  // core/sync's restore meets a syncing site's sync lock and, when it removes a database folder, the
+  // writer lock of each table there; a site running without sync holds no sync lock, and not every
+  // table's lock (a table config.json does not define; another site's restore into its directory
+  // removes none of its tables, yet drops its outbox's record and writes beside its tables).
+  if (data !== undefined) {
+    const socket = await runningSocket(data);
+    if (socket) throw new CliError(EXIT.conflict, `a site is running on ${data} (${socket} answers): stop it first; a restore replaces the tables it writes`);
+  }
   // With this program's data format: HQ's data format mark is read first, and an HQ a newer
   // program sent to is refused before anything is written (core/sync/DESIGN.md).
   const code = await runRestore(argv, io, { dataFormat: programDataFormat() });

@@ -60,6 +60,7 @@ import {
 import { DuplicateWatch, type DuplicateRun, type DuplicateWatchOptions } from './duplicate-watch.ts';
 import { Freshness, resolveBudgets, type TableBudget } from './freshness.ts';
 import type { DiskBudget, Journal } from './journal.ts';
+import { LettersBySeq, type SeqLetter } from './letters-by-seq.ts';
 import { PromText } from './metrics.ts';
 import { NO_PROGRESS, progressProperties, readProgress, readSkipped, skippedProperties, splitStreamKey, streamKey, type TableProgress } from './progress.ts';
 import { DEFAULT_SEQUENCER_OPTIONS, Sequencer, type Ready, type SequencerOptions } from './sequencer.ts';
@@ -233,8 +234,8 @@ const DEFAULT_IDLE_EXPIRE_MS = 10 * 60_000;
 const DEFAULT_JOURNAL_READ_NOTE_EVENTS = 100_000;
 const DEFAULT_STREAMS_PER_MODULE_MAX = 1_000;
 /**
- * The seq_far_ahead letters a run remembers by seq (`farLettersBySeq`), the newest; an older one
- * whose event comes again past it stays open, a copy to dismiss, as after a restart.
+ * The seq_far_ahead letters a run remembers by seq (`lettersBySeq`), the newest: those it made and
+ * those open at its start. An older one whose event comes again past it stays open, a copy to dismiss.
  */
 export const FAR_LETTERS_BY_SEQ_MAX = 1_024;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
@@ -432,23 +433,20 @@ export class Ingestor {
    */
   private lettersToClose: Set<bigint> | undefined;
   /**
-   * Of those, the ones whose event the reorder buffer dropped while it was held (overflow), by
-   * stream key and seq: the module's resend brings the event again at a new journal position, and
-   * its release closes the letter at the old one. Filled only from `lettersToClose`, so bounded by
-   * the letters open at the start; undefined while empty.
+   * Open letters closed when their event's seq is released again, at another journal position,
+   * by stream key and seq:
+   * - of `lettersToClose`, the ones whose event the reorder buffer dropped while it was held
+   *   (overflow): the module's resend brings the event again, and its release closes the letter,
+   *   whatever the payload. Bounded by the letters open at the start;
+   * - the open `seq_far_ahead` letters, this run's (overflow or tick) and those open at its start
+   *   whose seq the stream has not passed: an early event marked far ahead (CONTRACTS.md §4,
+   *   "Dropped from a full reorder buffer") comes again in the module's resend, and when that seq
+   *   is released with the same payload, byte for byte, its letter is closed as replayed; another
+   *   payload (the stream reaching a true far event's seq with its own event) leaves it open.
+   *   FAR_LETTERS_BY_SEQ_MAX in all, the oldest forgotten past it (a true far event's seq may
+   *   never come).
    */
-  private lettersBySeq: Map<string, bigint> | undefined;
-  /**
-   * The open `seq_far_ahead` letters this run made (overflow or tick), by stream key and seq: an
-   * early event marked far ahead (CONTRACTS.md §4, "Dropped from a full reorder buffer") comes
-   * again in the module's resend, and when that seq is released with the same payload, byte for
-   * byte, its letter is closed as replayed, as `lettersBySeq` closes one. Per stream key, seq →
-   * position (a release of a stream without one asks one map); FAR_LETTERS_BY_SEQ_MAX in all, the
-   * oldest of the first stream forgotten past it (a true far event's seq may never come).
-   * Undefined while empty.
-   */
-  private farLettersBySeq: Map<string, Map<number, bigint>> | undefined;
-  private farLettersCount = 0;
+  private readonly lettersBySeq = new LettersBySeq(FAR_LETTERS_BY_SEQ_MAX);
   /**
    * The positions of `seq_far_ahead` letters (any status) dead_letters holds after the lowest
    * table's position at open: their events were given up (`farAhead`), so the journal's read at
@@ -694,19 +692,21 @@ export class Ingestor {
     // The open letters: counted, and those the read below goes through again remembered. One pass
     // over the letters' heads (a site that had a bad day holds hundreds of thousands).
     const after: bigint[] = [];
-    for (const h of deadLetterHeads(this.deadLetters.table)) {
+    const farOpen: bigint[] = [];
+    for (const h of deadLetterHeads(this.deadLetters.table, ['reason'])) {
+      const far = h.reason === 'seq_far_ahead';
+      // Events given up far ahead of their stream whose letters are committed (any status) after
+      // the read's start: the tables' positions may still be before them (another event held there
+      // at the commit), and held again by the read they kept the journal there for
+      // far_ahead_give_up_ms more and were lettered again, a dismissed letter reopened.
+      if (far && h.position > this.lastProcessed) (this.givenUp ??= new Set()).add(h.position);
       if (h.status !== 'open') continue;
       this.openDeadLetters++;
       if (h.position > this.lastProcessed) after.push(h.position);
+      if (far) farOpen.push(h.position);
     }
     if (after.length > 0) this.lettersToClose = new Set(after);
-    // Events given up far ahead of their stream whose letters are committed: the tables' positions
-    // may still be before them (another event held there at the commit), and held again by the
-    // read they kept the journal there for far_ahead_give_up_ms more and were lettered again, a
-    // dismissed letter reopened. Only the letters after the read's start are read.
-    for (const h of deadLetterHeads(this.deadLetters.table, ['reason'], this.lastProcessed)) {
-      if (h.reason === 'seq_far_ahead') (this.givenUp ??= new Set()).add(h.position);
-    }
+    this.rememberOpenFarLetters(farOpen);
     // A start's open holds the event loop for the read (the broker and the UI are not up yet): a
     // long one is said, naming the tables it is for, so a start that takes a minute is not taken
     // for hung. A resume in place reads in slices (`openInSlices`): the site answers meanwhile.
@@ -720,6 +720,28 @@ export class Ingestor {
     if (sliced) return;
     this.readJournal(Infinity);
     this.finishRecovery();
+  }
+
+  /**
+   * The seq_far_ahead letters open at the start (`positions`, ascending) into `lettersBySeq`, as
+   * the run that made them had its own: the release of the seq with the same payload closes the
+   * letter, whichever run it comes in. The newest FAR_LETTERS_BY_SEQ_MAX of those whose seq the
+   * stream has not passed (the sequencer, restored, never releases a seq at or below its position:
+   * such a letter would only take the place of one that can still close). Their module, stream
+   * and seq are read without the payloads, from the oldest of them on.
+   */
+  private rememberOpenFarLetters(positions: readonly bigint[]): void {
+    if (positions.length === 0) return;
+    const wanted = new Set(positions);
+    const kept: SeqLetter[] = [];
+    const where = [{ column: 'position', op: '>=' as const, value: positions[0]! }];
+    for (const row of this.deadLetters.table.scanRows({}, { projection: ['position', 'module', 'stream', 'seq'], where })) {
+      const [position, module, stream, seq] = row as [bigint, string | null, string | null, bigint | null];
+      if (!wanted.has(position) || module === null || stream === null || seq === null) continue;
+      if (Number(seq) <= this.sequencer.issued(module, stream)) continue;
+      kept.push({ key: streamKey(module, stream), seq: Number(seq), position, samePayload: true });
+    }
+    for (const l of kept.slice(-FAR_LETTERS_BY_SEQ_MAX)) this.lettersBySeq.add(l);
   }
 
   /**
@@ -1039,7 +1061,7 @@ export class Ingestor {
             this.farAhead(d, module, stream, offer.resync.from - 1, 'overflow');
             continue;
           }
-          if (this.lettersToClose?.delete(d.item.entry.position) === true) (this.lettersBySeq ??= new Map()).set(`${d.item.key}\u0000${d.seq}`, d.item.entry.position);
+          if (this.lettersToClose?.delete(d.item.entry.position) === true) this.lettersBySeq.add({ key: d.item.key, seq: d.seq, position: d.item.entry.position, samePayload: false });
           if (d.item !== item) {
             this.heldPositions.delete(d.item.entry.position);
             this.unhold(d.item);
@@ -1121,27 +1143,15 @@ export class Ingestor {
     }
     // An open letter of this event (refused whole before): closed if every bound table takes it
     // now; a table that holds the event already (covered) skips it, and the letter stays open.
-    // The letter is at this position, or at the one the event had before the reorder buffer
-    // dropped it (its resend comes at a new position).
-    let letter: bigint | undefined = this.lettersToClose?.delete(entry.position) === true ? entry.position : undefined;
-    if (this.lettersBySeq !== undefined) {
-      const bySeq = `${seq.key}\u0000${seq.seq}`;
-      const before = this.lettersBySeq.get(bySeq);
-      if (before !== undefined) {
-        letter ??= before;
-        this.lettersBySeq.delete(bySeq);
-        if (this.lettersBySeq.size === 0) this.lettersBySeq = undefined;
-      }
-    }
-    // A seq_far_ahead letter of this seq made in this run: closed too when this is its event again
-    // (the same payload), an early event the overflow took for one far ahead.
-    let farLetter: bigint | undefined;
-    const at = this.farLettersBySeq?.get(seq.key)?.get(seq.seq);
-    if (at !== undefined) {
-      this.forgetFarLetter(seq.key, seq.seq);
-      if (at !== letter && this.lettersAt([at])[0]?.payload.equals(entry.payload) === true) farLetter = at;
-    }
-    const closes = (letter !== undefined || farLetter !== undefined) && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
+    // The letter is at this position, or remembered by this seq (`lettersBySeq`) at another: the
+    // one the event had before the reorder buffer dropped it (its resend comes at a new position),
+    // or a seq_far_ahead letter, closed only when this is its event again (the same payload), an
+    // early event the overflow took for one far ahead.
+    const letter: bigint | undefined = this.lettersToClose?.delete(entry.position) === true ? entry.position : undefined;
+    let bySeq: bigint | undefined;
+    const l = this.lettersBySeq.take(seq.key, seq.seq);
+    if (l !== undefined && l.position !== letter && (!l.samePayload || this.lettersAt([l.position])[0]?.payload.equals(entry.payload) === true)) bySeq = l.position;
+    const closes = (letter !== undefined || bySeq !== undefined) && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
     const failures = this.applyBindings(entry, envelope!, bindings, seq);
     if (failures.length > 0) {
       // Counted once its letter is written: a write that throws leaves `releasing` set (held, not counted).
@@ -1153,7 +1163,7 @@ export class Ingestor {
       // released and committed, held again at a restart since dead_letters' snapshot was older.
       if (this.bindingsCovered < bindings.length) this.c.applied++;
       if (closes) {
-        const close = [letter, farLetter].filter((p) => p !== undefined);
+        const close = [letter, bySeq].filter((p) => p !== undefined);
         if (this.recovering) this.lettersApplied.push(...close);
         else this.closeLetters(close);
       }
@@ -1536,9 +1546,10 @@ export class Ingestor {
    * resync's resend does not bring a seq the module has not reached; dropped silently, it was lost
    * with only tilstand_ingest_reorder_overflow_drops_total moved). A dead letter, so nothing is
    * lost and the tables' journal position (the frontier, the checkpoint, prune) moves past it; its
-   * seq is not consumed. Keyed by position like a late one. Remembered by seq while this run
-   * lasts (`farLettersBySeq`): an early event taken for one far ahead comes again in its turn, and
-   * its release closes the letter.
+   * seq is not consumed. Keyed by position like a late one. Remembered by seq (`lettersBySeq`, as
+   * the open ones are at the next start): an early event taken for one far ahead comes again in its
+   * turn, and its release with the same payload closes the letter. The warning says what became
+   * of the letter: made, an open one from before the start rewritten, or one left as it is.
    */
   private farAhead(r: Ready<Item>, module: string, stream: string, issued: number, cause: 'waited' | 'overflow'): void {
     const { entry, refusal } = r.item;
@@ -1558,31 +1569,23 @@ export class Ingestor {
     }
     const why = refuse(
       'seq_far_ahead',
-      `seq ${r.seq} of ${module}/${stream} ${what}. If the module sends this seq again in its turn it is applied then; this letter is closed as replayed if that is this event (the same payload) and the site did not restart in between, else it is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
+      `seq ${r.seq} of ${module}/${stream} ${what}. If the module sends this seq again in its turn it is applied then; this letter is closed as replayed if that is this event (the same payload), else it is a copy: dismiss it. A replay is refused unless the stream skipped this seq (below it, its image would win over the stream's events for its keys until the stream reached it, the tables ordering by seq; past it, it would overwrite the stream's own)${refusal ? `; refused as well: ${refusal.reason}: ${refusal.detail}` : ''}`,
       'source.seq',
     );
-    this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} ${said}; made a dead letter at journal position ${entry.position}`);
-    const made = before ? this.rewriteLetter(entry.position, why, r.seq) : this.deadLetter(entry, why, undefined, null, r.seq);
-    if (!made) return;
-    const byStream = (this.farLettersBySeq ??= new Map());
-    let bySeq = byStream.get(r.item.key);
-    if (bySeq === undefined) byStream.set(r.item.key, (bySeq = new Map()));
-    if (!bySeq.has(r.seq)) this.farLettersCount++;
-    bySeq.set(r.seq, entry.position);
-    if (this.farLettersCount > FAR_LETTERS_BY_SEQ_MAX) {
-      const [k, first] = byStream.entries().next().value!;
-      this.forgetFarLetter(k, first.keys().next().value!);
+    const p = entry.position;
+    let made: boolean;
+    let done: string;
+    if (before) {
+      const { was, rewritten } = this.rewriteLetter(p, why, r.seq);
+      made = rewritten;
+      done = rewritten ? `its open ${was!.reason} letter at journal position ${p} is now this seq_far_ahead letter` : leftAsItIs(was, p);
+    } else {
+      made = this.deadLetter(entry, why, undefined, null, r.seq);
+      // Not made: dead_letters' committed position covers the event's (processed before this start).
+      done = made ? `made a dead letter at journal position ${p}` : leftAsItIs(this.lettersAt([p])[0], p);
     }
-  }
-
-  /** Takes (stream key, seq) out of `farLettersBySeq`. */
-  private forgetFarLetter(key: string, seq: number): void {
-    const byStream = this.farLettersBySeq!;
-    const bySeq = byStream.get(key)!;
-    if (!bySeq.delete(seq)) return;
-    this.farLettersCount--;
-    if (bySeq.size === 0) byStream.delete(key);
-    if (byStream.size === 0) this.farLettersBySeq = undefined;
+    this.o.onWarning?.(`ingest: ${module}/${stream} seq ${r.seq} ${said}; ${done}`);
+    if (made) this.lettersBySeq.add({ key: r.item.key, seq: r.seq, position: p, samePayload: true });
   }
 
   /**
@@ -1592,18 +1595,19 @@ export class Ingestor {
    * dead_letters' committed position covers (the run that wrote it counted it), and left as
    * `no_binding` the letter bypassed `replayOne`'s seq_far_ahead guard: "replay all" wrote seq
    * 1,000,000's image over the stream's rows. A kill before dead_letters commits it leaves the old
-   * letter, and the read at open gives the event up again. False, and the letter left as it is,
-   * when it is no longer open (dismissed or replayed meanwhile) or is of some bindings' failure
-   * only (`bindings` set: the run that wrote it applied the event to the other tables).
+   * letter, and the read at open gives the event up again. Not rewritten, the letter left as it
+   * is, when it is no longer open (dismissed or replayed meanwhile) or is of some bindings' failure
+   * only (`bindings` set: the run that wrote it applied the event to the other tables). `was`: the
+   * letter as it was found (undefined: none).
    */
-  private rewriteLetter(position: bigint, why: Refusal, seq: number): boolean {
+  private rewriteLetter(position: bigint, why: Refusal, seq: number): { was: DeadLetter | undefined; rewritten: boolean } {
     const d = this.lettersAt([position])[0];
-    if (d === undefined || d.status !== 'open' || d.bindings !== null) return false;
+    if (d === undefined || d.status !== 'open' || d.bindings !== null) return { was: d, rewritten: false };
     const at = this.instant();
     this.writeDeadLetter({ ...d, reason: why.reason, detail: why.detail, path: why.path ?? null, seq, bindings: null }, at.elapsedMs);
     this.c.rejected.set(why.reason, (this.c.rejected.get(why.reason) ?? 0) + 1);
     if (this.letterListener !== undefined) this.lettersToAnnounce.add(position);
-    return true;
+    return { was: d, rewritten: true };
   }
 
   /** Commits every table with pending events now (approval compare-and-set, shutdown). */
@@ -2265,6 +2269,16 @@ function combine(failures: { binding: string; refusal: Refusal }[]): Refusal {
   const first = failures[0]!.refusal;
   if (failures.length === 1) return first;
   return { ...first, detail: failures.map((f) => f.refusal.detail).join('; ') };
+}
+
+/**
+ * The end of the far-ahead warning when no letter was made or rewritten (`farAhead`): the letter
+ * at the event's position as it stays, or that there is none (the event was processed before this
+ * start, dead_letters' position past it).
+ */
+function leftAsItIs(d: DeadLetter | undefined, position: bigint): string {
+  if (d === undefined) return `no dead letter made: journal position ${position} was processed before this start and has no letter`;
+  return `its ${d.status} ${d.reason} letter at journal position ${position} is left as it is`;
 }
 
 /** A table of the site's own, brought to its definition as ALTER TABLE would (site-tables.ts evolveToDefinition). */

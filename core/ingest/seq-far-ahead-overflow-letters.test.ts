@@ -9,11 +9,17 @@
 //   `seq_far_ahead` when the event is given up (overflow or tick), durably, so "replay all"
 //   refuses it as a seq_far_ahead letter instead of writing the far image;
 // - an overflow letter whose seq the stream's resend then applies with the same payload (an early
-//   event marked far ahead) is closed as replayed, as a letter open at the start is.
+//   event marked far ahead) is closed as replayed, as a letter open at the start is; so is one
+//   open at the start when the resend comes after a restart (the newest 1,024 of those whose seq
+//   the stream has not passed);
+// - the warning says what became of the letter: made, rewritten, or left as it is (dismissed
+//   before), or none made (the event was processed before the start).
 import { describe, expect, it } from 'vitest';
+import type { Binding } from './binding.ts';
 import { FAR_LETTERS_BY_SEQ_MAX, type Ingestor } from './ingestor.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { SEED_TABLES } from './seed-tables.ts';
+import { parseTableDefinition } from './site-tables.ts';
 import { moduleEvent, seededIngestor, SITE, stockEvent, topic } from './test-support/seeded-ingestor.ts';
 
 const T0 = Date.UTC(2026, 11, 7, 8, 0, 0);
@@ -161,15 +167,15 @@ describe('far-ahead overflow letters: a letter the event had before the start', 
   });
 });
 
-describe('far-ahead overflow letters: an early event marked far ahead', () => {
-  /** 1, 2, 10 (early: 3..9 to come), 3 (in order: 4 lost), 5, 6, 7 (full), 8: the overflow drops 10, marked. */
-  async function strayLetter(i: Ingestor): Promise<bigint> {
-    const pos: Record<number, bigint> = {};
-    for (const q of [1, 2, 10, 3, 5, 6, 7, 8]) pos[q] = await i.accept(TOPIC, inv(q, q));
-    expect(i.listDeadLetters().map((d) => [d.position, d.reason, d.seq, d.status])).toEqual([[pos[10], 'seq_far_ahead', 10, 'open']]);
-    return pos[10]!;
-  }
+/** 1, 2, 10 (early: 3..9 to come), 3 (in order: 4 lost), 5, 6, 7 (full), 8: the overflow drops 10, marked (buffer 4). */
+async function strayLetter(i: Ingestor): Promise<bigint> {
+  const pos: Record<number, bigint> = {};
+  for (const q of [1, 2, 10, 3, 5, 6, 7, 8]) pos[q] = await i.accept(TOPIC, inv(q, q));
+  expect(i.listDeadLetters({ reason: 'seq_far_ahead' }).map((d) => [d.position, d.reason, d.seq, d.status])).toEqual([[pos[10], 'seq_far_ahead', 10, 'open']]);
+  return pos[10]!;
+}
 
+describe('far-ahead overflow letters: an early event marked far ahead', () => {
   it('its letter is closed as replayed when the resend applies the same event in its turn', async () => {
     const i = env.start({ sequencer: { reorder_buffer_max: 4 } });
     const ten = await strayLetter(i);
@@ -226,4 +232,219 @@ describe('far-ahead overflow letters: remembered by seq within a bound', () => {
     const { i, five } = await strayThenFar(FAR_LETTERS_BY_SEQ_MAX);
     expect(i.listDeadLetters({ reason: 'seq_far_ahead', limit: 1 }).map((d) => [d.position, d.status])).toEqual([[five, 'open']]);
   }, 120_000);
+});
+
+describe('far-ahead overflow letters: open at the start', () => {
+  // A seq_far_ahead letter open when the site starts is remembered by seq as one of the run's own
+  // (the newest FAR_LETTERS_BY_SEQ_MAX, of the seqs its stream has not passed): the release of that
+  // seq with the same payload closes it, another payload leaves it open. Before, a restart between
+  // the letter and the resend left the letter open, a copy to dismiss.
+  const buffer4 = { sequencer: { reorder_buffer_max: 4 } };
+  const res = (seq: number, qty = seq) => moduleEvent('commerce', 'reservations', seq, { item: `R-${seq}`, location: 'L1', reserved_qty: qty }, 'commerce.reservations', env.now);
+  const status = (i: Ingestor, p: bigint) => i.listDeadLetters({ reason: 'seq_far_ahead' }).find((d) => d.position === p)?.status;
+
+  it('a restart between the letter and the resend: the resend of the same event closes it as replayed', async () => {
+    const i = env.start(buffer4);
+    const ten = await strayLetter(i);
+    i.commitAll();
+    const j = restart(i, 'close', buffer4);
+    expect(status(j, ten)).toBe('open');
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await j.accept(TOPIC, inv(q, q));
+    j.commitAll();
+    for (let q = 1; q <= 10; q++) expect(env.stockRow(`I-${q}`)).toMatchObject({ on_hand: q, inventory_seq: q });
+    expect(status(j, ten)).toBe('replayed');
+    expect(j.deadLetterCount()).toBe(0);
+  });
+
+  it('after the journal read\'s start (another stream held the tables\' position before it), then a kill: the read passes over it, the resend closes it', async () => {
+    const i = env.start(buffer4);
+    await i.accept(topic('commerce', 'reservations'), res(2)); // 1 lost: held, the tables' position stays before it
+    const ten = await strayLetter(i);
+    i.commitAll();
+    expect(i.health().frontier).toBeLessThan(ten);
+    const j = restart(i, 'kill', buffer4);
+    expect(j.health().lettersClosedAtOpen).toBe(0);
+    expect(status(j, ten)).toBe('open');
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await j.accept(TOPIC, inv(q, q));
+    j.commitAll();
+    expect(env.stockRow('I-10')).toMatchObject({ on_hand: 10, inventory_seq: 10 });
+    expect(status(j, ten)).toBe('replayed');
+    expect(j.deadLetterCount()).toBe(0);
+  });
+
+  it('the resend journaled before a kill that lost the letter\'s close: the journal\'s read at open closes it', async () => {
+    const i = env.start(buffer4);
+    const ten = await strayLetter(i);
+    i.commitAll(); // the letter open on disk
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await i.accept(TOPIC, inv(q, q)); // closed in memory, not committed
+    const j = restart(i, 'kill', buffer4);
+    expect(j.health().lettersClosedAtOpen).toBe(1);
+    expect(status(j, ten)).toBe('replayed');
+    expect(env.stockRow('I-10')).toMatchObject({ on_hand: 10, inventory_seq: 10 });
+    expect(j.deadLetterCount()).toBe(0);
+  });
+
+  it('not when the event applied at that seq after the restart is another (its payload differs): the letter stays open', async () => {
+    const i = env.start(buffer4);
+    const ten = await strayLetter(i);
+    i.commitAll();
+    const j = restart(i, 'close', buffer4);
+    for (const q of [4, 5, 6, 7, 8, 9]) await j.accept(TOPIC, inv(q, q));
+    await j.accept(TOPIC, inv(10, 99)); // seq 10 again, another image
+    j.commitAll();
+    expect(env.stockRow('I-10')).toMatchObject({ on_hand: 99, inventory_seq: 10 });
+    expect(status(j, ten)).toBe('open');
+    expect(j.deadLetterCount()).toBe(1);
+  });
+
+  /**
+   * inventory/stock's stray letter (seq 5, buffer 1: 1, 5, 2, 4), then `n` more seq_far_ahead letters
+   * of commerce/reservations, all open; a restart; then stock's resend 3, 5. `passed`: each
+   * reservations letter is of an early event whose seq the stream then applied with another
+   * payload (the stream passed it: its seq is never released again); else a true far one (seq
+   * 1,000,000 + k, never reached). Returns the stock letter's status after the resend.
+   */
+  async function strayThenOpenAtStart(n: number, passed: boolean): Promise<string | undefined> {
+    const one = { sequencer: { reorder_buffer_max: 1 } };
+    const i = env.start(one);
+    const stock: Record<number, bigint> = {};
+    for (const q of [1, 5, 2, 4]) stock[q] = await i.accept(TOPIC, inv(q, q));
+    const accepted: Promise<bigint>[] = [];
+    const send = (seq: number, qty = seq) => accepted.push(i.accept(topic('commerce', 'reservations'), res(seq, qty)));
+    for (let k = 0, at = 0; k < n; k++) {
+      if (passed) {
+        // at+4 early, at+1 in order below it, at+3 overflows (at+4 dropped, marked), at+2, at+4 another image.
+        for (const seq of [at + 4, at + 1, at + 3, at + 2]) send(seq);
+        send(at + 4, -(at + 4));
+        at += 4;
+      } else {
+        for (const seq of [FAR + k, at + 1, at + 3, at + 2]) send(seq);
+        at += 3;
+      }
+    }
+    await Promise.all(accepted);
+    i.commitAll();
+    expect(i.listDeadLetters({ reason: 'seq_far_ahead', status: 'open', limit: n + 1 }).length).toBe(n + 1);
+    const j = restart(i, 'close', one);
+    for (const q of [3, 5]) await j.accept(TOPIC, inv(q, q));
+    j.commitAll();
+    expect(env.stockRow('I-5')).toMatchObject({ on_hand: 5, inventory_seq: 5 });
+    return status(j, stock[5]!);
+  }
+
+  it(`the newest ${FAR_LETTERS_BY_SEQ_MAX} open at the start: with that many, the oldest is still closed`, async () => {
+    expect(await strayThenOpenAtStart(FAR_LETTERS_BY_SEQ_MAX - 1, false)).toBe('replayed');
+  }, 120_000);
+
+  it('one more and the oldest is not remembered: it stays open (a copy to dismiss)', async () => {
+    expect(await strayThenOpenAtStart(FAR_LETTERS_BY_SEQ_MAX, false)).toBe('open');
+  }, 120_000);
+
+  it('letters whose seq the stream has passed take no place among them: the older letter is still closed', async () => {
+    expect(await strayThenOpenAtStart(FAR_LETTERS_BY_SEQ_MAX, true)).toBe('replayed');
+  }, 120_000);
+});
+
+describe('far-ahead overflow letters: the warning says what became of the letter', () => {
+  /** 1..3, FAR, 4, 5, 7..10 (6 lost) of inventory/stock while stock had no binding: no_binding letters. */
+  async function beforeBinding(): Promise<bigint> {
+    const i = env.start(noStock);
+    let far = 0n;
+    for (const q of [1, 2, 3, FAR, 4, 5, 7, 8, 9, 10]) {
+      const p = await i.accept(TOPIC, inv(q, q, 'SAME'));
+      if (q === FAR) far = p;
+    }
+    i.commitAll();
+    i.close();
+    env.open.splice(env.open.indexOf(i), 1);
+    return far;
+  }
+  const warned = (warnings: string[]) => warnings.filter((w) => w.includes(`seq ${FAR} `));
+
+  it('a letter made: "made a dead letter"', async () => {
+    const warnings: string[] = [];
+    const i = env.start({ sequencer: { reorder_buffer_max: 4 }, onWarning: (w) => warnings.push(w) });
+    const ten = await strayLetter(i);
+    expect(warnings.filter((w) => w.includes('seq 10 '))).toEqual([
+      `ingest: inventory/stock seq 10 was dropped from a full reorder buffer while the stream went on in order below it (at seq 3); made a dead letter at journal position ${ten}`,
+    ]);
+  });
+
+  it('an open letter from before the start rewritten: says so, naming its reason before', async () => {
+    const far = await beforeBinding();
+    const warnings: string[] = [];
+    const j = env.start({ sequencer: { reorder_buffer_max: 4 }, onWarning: (w) => warnings.push(w) }); // the read overflows at 10
+    expect(j.listDeadLetters().find((d) => d.position === far)).toMatchObject({ reason: 'seq_far_ahead', status: 'open' });
+    expect(warned(warnings)).toEqual([
+      `ingest: inventory/stock seq ${FAR} was dropped from a full reorder buffer while the stream went on in order below it (at seq 5); its open no_binding letter at journal position ${far} is now this seq_far_ahead letter`,
+    ]);
+  });
+
+  it('a letter dismissed before the start: left as it is, and the warning says so', async () => {
+    const far = await beforeBinding();
+    const i = env.start(noStock);
+    expect(i.dismissDeadLetters([far], 'ops', 'a test event')).toMatchObject({ dismissed: 1 });
+    i.close();
+    env.open.splice(env.open.indexOf(i), 1);
+    const warnings: string[] = [];
+    const j = env.start({ sequencer: { reorder_buffer_max: 4 }, onWarning: (w) => warnings.push(w) });
+    expect(j.listDeadLetters().find((d) => d.position === far)).toMatchObject({ reason: 'no_binding', status: 'dismissed' });
+    expect(warned(warnings)).toEqual([
+      `ingest: inventory/stock seq ${FAR} was dropped from a full reorder buffer while the stream went on in order below it (at seq 5); its dismissed no_binding letter at journal position ${far} is left as it is`,
+    ]);
+  });
+
+  it('an event processed before the start, without a letter (a table made at this start reads it again): says no letter was made', async () => {
+    // A second table of inventory/stock, made at the next start: the journal's read goes through
+    // the stream from seq 1 for it, and drops seq 5 from a buffer of 1 as far ahead (2 came in
+    // order after it). dead_letters' position is past the event, which stock took before: no letter.
+    const counts = parseTableDefinition(
+      {
+        table: 'stock_counts',
+        columns: [
+          { name: 'item', type: 'STRING NOT NULL' },
+          { name: 'location', type: 'STRING NOT NULL' },
+          { name: 'qty', type: 'INT' },
+          { name: 'count_seq', type: 'BIGINT' },
+        ],
+        primaryKeys: ['item', 'location'],
+        options: { 'sequence.field': 'count_seq' },
+      },
+      'tables[5]',
+    )!;
+    const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: TOPIC, contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
+    const i = env.start();
+    const pos: Record<number, bigint> = {};
+    for (const q of [1, 5, 2, 4, 3]) pos[q] = await i.accept(TOPIC, inv(q, q));
+    i.commitAll();
+    expect(env.stockRow('I-5')).toMatchObject({ on_hand: 5 });
+    i.close();
+    env.open.splice(env.open.indexOf(i), 1);
+    const warnings: string[] = [];
+    const j = env.start({ tables: [...SEED_TABLES, counts], bindings: [...SEED_BINDINGS, toCounts], budgets: [{ table: 'stock_counts', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }], sequencer: { reorder_buffer_max: 1 }, onWarning: (w) => warnings.push(w) });
+    expect(warnings.filter((w) => w.includes('seq 5 '))).toEqual([
+      `ingest: inventory/stock seq 5 was dropped from a full reorder buffer while the stream went on in order below it (at seq 2); no dead letter made: journal position ${pos[5]} was processed before this start and has no letter`,
+    ]);
+    expect(j.listDeadLetters()).toEqual([]);
+  });
+
+  it("a letter dismissed while the read's hold lasted: tick's give-up leaves it as it is, and the warning says so", async () => {
+    const far = await beforeBinding();
+    const warnings: string[] = [];
+    const j = env.start({ onWarning: (w) => warnings.push(w) }); // the read holds FAR and 7..10 (6 lost)
+    expect(j.health().heldEvents).toBe(5);
+    expect(j.dismissDeadLetters([far], 'ops', 'a test event')).toMatchObject({ dismissed: 1 });
+    await j.accept(TOPIC, inv(6, 6, 'SAME'));
+    let seq = 10;
+    for (let t = 0; t < 16 * 6; t++) {
+      await j.accept(TOPIC, inv(++seq, seq, 'SAME'));
+      env.now += 10_000;
+      j.tick();
+    }
+    j.commitAll();
+    expect(j.health().heldEvents).toBe(0);
+    expect(j.listDeadLetters().find((d) => d.position === far)).toMatchObject({ reason: 'no_binding', status: 'dismissed' });
+    expect(warned(warnings)).toHaveLength(1);
+    expect(warned(warnings)[0]).toMatch(new RegExp(`^ingest: inventory/stock seq ${FAR} waited 15 min while the stream went on in order below it \\(at seq \\d+\\); its dismissed no_binding letter at journal position ${far} is left as it is$`));
+  }, 60_000);
 });

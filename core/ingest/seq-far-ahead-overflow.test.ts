@@ -54,7 +54,7 @@ describe('Ingestor: an event far ahead of its stream dropped from a full reorder
     const letters = i.listDeadLetters();
     expect(letters.map((d) => [d.position, d.reason, d.seq, d.status, d.path])).toEqual([[far, 'seq_far_ahead', FAR, 'open', 'source.seq']]);
     expect(letters[0]!.detail).toMatch(
-      /^seq 1000000 of inventory\/stock was dropped from a full reorder buffer .* went on in order below it \(at seq 20\); the module's resend from seq 21 does not bring .* If the module sends this seq again in its turn it is applied then; this letter is closed as replayed if that is this event \(the same payload\) and the site did not restart in between, else it is a copy: dismiss it\. A replay is refused unless the stream skipped this seq/,
+      /^seq 1000000 of inventory\/stock was dropped from a full reorder buffer .* went on in order below it \(at seq 20\); the module's resend from seq 21 does not bring .* If the module sends this seq again in its turn it is applied then; this letter is closed as replayed if that is this event \(the same payload\), else it is a copy: dismiss it\. A replay is refused unless the stream skipped this seq/,
     );
     expect(warnings.some((w) => /inventory\/stock seq 1000000 was dropped from a full reorder buffer .*dead letter at journal position/.test(w))).toBe(true);
     expect(i.metrics()).toMatch(/\ntilstand_ingest_reorder_overflow_drops_total\{site="s1"\} 3\n/);

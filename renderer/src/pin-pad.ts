@@ -1,7 +1,7 @@
 // The sign-in screen's PIN pad (components/PinPad.tsx): what a tap on one of its keys makes of the
 // PIN field's value. A floor PC is often a touch screen with no keyboard, used with gloves; the pad
 // types into the field the keyboard types into (SignIn.tsx `secret`), so digits from both mix, and
-// the field's own value is what is sent and what a refused sign-in clears.
+// the field's own value is what is sent and what a refused sign-in or a badge going out clears.
 //
 // Pure: the screen keeps the value.
 

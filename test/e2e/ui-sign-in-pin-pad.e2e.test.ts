@@ -10,9 +10,10 @@
 // - its keys type into the PIN field, the backspace and Clear edit it, none sends the form, none
 //   takes the focus; the demo user signs in with the pad and a tap on Sign in; a refused PIN empties
 //   the field and the pad goes on from empty; digits from the pad and the keyboard mix;
-// - a badge scanned after pad taps is judged as without them (SignIn.tsx: a pad tap chooses
-//   nothing): into the PIN field a refused PIN left the focus in, it goes out as a badge and the
-//   field gets back the pad's digits; from the badge field, as a badge.
+// - a badge scanned after pad taps goes out as a badge (SignIn.tsx: a pad tap chooses nothing, and
+//   a quick run after pad taps is a scan even in the PIN field the person tapped): into the PIN
+//   field a refused PIN left the focus in, the field gets back the pad's digits; anywhere else the
+//   badge going out empties the PIN field, so the PIN from the pad next goes out alone.
 //
 // Without /usr/bin/chromium (or $CHROMIUM) the suite is skipped with a loud notice — and fails
 // under CI=true.
@@ -193,6 +194,36 @@ suite('sign-in: the PIN pad on a touch screen (chromium)', () => {
     await refused(touch);
     expect(await secret(touch)).toBe('12');
     expect(await touch.inputValue('input[name="user"]')).toBe('demo');
+  });
+
+  it('a badge scanned after pad taps into the PIN field the person tapped, a name typed: a badge, the pad’s digits not sent and not kept', async () => {
+    const sent = await fresh(touch);
+    await touch.fill('input[name="user"]', 'demo');
+    await touch.tap('input[name="secret"]');
+    expect(await focusedName(touch)).toBe('secret');
+    await tapPad(touch, '1', '2');
+    await scanKeys(touch, '00429911');
+    await until(() => sent.length >= 1, 'the scan');
+    expect(sent).toEqual([{ badge: '00429911' }]);
+    await refused(touch);
+    expect(await secret(touch)).toBe('');
+    expect(await touch.inputValue('input[name="user"]')).toBe('demo');
+  });
+
+  it('a badge scanned after pad taps and refused leaves no digits in the PIN field: the PIN from the pad next goes out alone and signs in', async () => {
+    const sent = await fresh(touch);
+    await tapPad(touch, '1', '2', '3');
+    expect(await focusedName(touch)).toBe('badge');
+    await scanKeys(touch, '00429913');
+    await until(() => sent.length >= 1, 'the scan');
+    await refused(touch);
+    expect(await secret(touch)).toBe('');
+    await touch.fill('input[name="user"]', 'demo');
+    await tapPad(touch, '1', '2', '3', '4');
+    await touch.tap('button[type="submit"]');
+    await until(() => sent.length >= 2, 'the sign-in');
+    expect(sent).toEqual([{ badge: '00429913' }, { user: 'demo', secret: '1234' }]);
+    await touch.waitForSelector('nav [data-screen="inbox"]');
   });
 
   it('a badge scanned after pad taps with the badge field focused (as the screen appears): a badge', async () => {

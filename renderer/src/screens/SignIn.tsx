@@ -33,6 +33,12 @@ export function SignIn() {
    */
   const secretChosen = useRef(false);
   /**
+   * A PIN pad key tapped since the PIN field was last chosen. Nothing auto-types after pad taps, so
+   * a quick run into the chosen field after them is a badge scan, not an auto-typed PIN: taken as
+   * one, the card's number went out behind the pad's digits as the name's PIN.
+   */
+  const padSinceChosen = useRef(false);
+  /**
    * The field the focus was in when the whole window lost it (another window, a notification):
    * chromium gives that field its focus event again when the window comes back, and a refused
    * PIN's field then counted as chosen — the reader's scan there went out as that name's PIN.
@@ -40,8 +46,10 @@ export function SignIn() {
   const windowLeftFrom = useRef<unknown>(null);
   // A scan into the PIN or name field (the focus left there by a refused PIN) or onto the button
   // went out as a PIN, or an empty one, and onto the language picker as nothing: as quick as a
-  // reader and ending in Enter, it is a badge. The field it went into gets back what it held; into
-  // the badge field it is one already.
+  // reader and ending in Enter, it is a badge; into the badge field it is one already. The name
+  // field gets back what it held. A badge going out empties the PIN field (as `submit` does), but
+  // for a scan into the PIN field a refused sign-in left the focus in (not chosen since): that field
+  // gets back what it held before the scan, the pad's digits tapped since the refusal.
   const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
     if (e.key !== 'Shift' && e.key !== 'Enter' && (e.key.length !== 1 || e.repeat)) otherKey.current = e.timeStamp;
     if (e.key !== 'Enter') {
@@ -50,13 +58,14 @@ export function SignIn() {
     }
     const scan = scanEndedBy(run.current, e.timeStamp);
     run.current = null;
-    // Into the chosen PIN field it is a PIN only after a name: without one no PIN signs anybody in,
-    // and a badge scanned after a tap on that field went out as a PIN with no name.
-    if (!scan || scan.field === 'badge' || (scan.field === 'secret' && secretChosen.current && user.trim() !== '')) return;
+    // Into the chosen PIN field it is a PIN only after a name and with no pad key tapped since the
+    // choice: without a name no PIN signs anybody in (a badge scanned after a tap on that field went
+    // out as a PIN with no name), and after pad taps nothing auto-types.
+    if (!scan || scan.field === 'badge' || (scan.field === 'secret' && secretChosen.current && !padSinceChosen.current && user.trim() !== '')) return;
     e.preventDefault();
+    setSecret(scan.field === 'secret' && !secretChosen.current ? scan.before : '');
     secretChosen.current = false;
-    if (scan.field === 'secret') setSecret(scan.before);
-    else if (scan.field === 'user') setUser(scan.before);
+    if (scan.field === 'user') setUser(scan.before);
     // Onto the language picker (the focus left there by a language just chosen): its type-ahead
     // took the badge's letters for a language's ("N…" for Norsk), and Enter there sent nothing.
     else if (scan.field === 'lang' && isLang(scan.before)) setLang(scan.before);
@@ -64,11 +73,15 @@ export function SignIn() {
     if (busy) setBadge(scan.chars);
     else void signInBadge(scan.chars);
   };
+  const choose = () => {
+    secretChosen.current = true;
+    padSinceChosen.current = false;
+  };
   const onFocus = (e: FocusEvent<HTMLFormElement>) => {
     const name = (e.target as { name?: unknown }).name;
     const windowBack = windowLeftFrom.current !== null && windowLeftFrom.current === name;
     windowLeftFrom.current = null;
-    if (name === 'secret' && !windowBack) secretChosen.current = true;
+    if (name === 'secret' && !windowBack) choose();
   };
   // A tap on the PIN field (or its label) chooses it too: one on the field that already has the
   // focus, left there by a refused sign-in, gives it no focus event, and a PIN auto-typed after that
@@ -76,7 +89,7 @@ export function SignIn() {
   const onPointerDown = (e: PointerEvent<HTMLFormElement>) => {
     const target = e.target as { name?: unknown; closest?: (s: string) => { querySelector?: (s: string) => { name?: unknown } | null } | null };
     const name = target.name ?? target.closest?.('label')?.querySelector?.('input')?.name;
-    if (name === 'secret') secretChosen.current = true;
+    if (name === 'secret') choose();
   };
   const onBlur = (e: FocusEvent<HTMLFormElement>) => {
     // The document has no focus during the blur only when the window loses it (a tap on a blank
@@ -91,8 +104,10 @@ export function SignIn() {
     secretChosen.current = false;
     if (badge) {
       // A scan is sent once: one the site did not know must not stand in for the name and PIN
-      // typed next (nor wait in the field for the next person).
+      // typed next (nor wait in the field for the next person). The PIN field is emptied too: the
+      // pad's digits tapped before the scan stayed there, and the next PIN went out behind them.
       setBadge('');
+      setSecret('');
       void signInBadge(badge);
     } else {
       // So is a PIN or password (the name stays): left in its masked field, what was typed next
@@ -119,14 +134,19 @@ export function SignIn() {
           <input name="secret" type="password" autoComplete="current-password" value={secret} onChange={(e) => setSecret(e.target.value)} />
         </label>
         {/* A touch screen's PIN pad (shown by the stylesheet where one is a pointer): it types into
-            this field's value, as the keyboard does, and leaves the rest as it was — the focus (its
-            keys take none), a run of keys (it types none) and `secretChosen`. A tap on it chooses
-            nothing: choosing the PIN field tells a PIN auto-typed after the tap from a scan, and
-            nothing auto-types after pad taps, while a scan after them is the person giving up on
-            the PIN for the badge: into the PIN field a refused sign-in left the focus in, a pad tap
-            taken as choosing it would send the card's number, behind the pad's digits, as that
-            name's PIN. A scan after pad taps is judged as it would be without them. */}
-        <PinPad onPress={(key) => setSecret((s) => padPress(s, key))} />
+            this field's value, as the keyboard does, and leaves the focus (its keys take none) and
+            a run of keys (it types none) as they were. A tap on it chooses nothing: choosing the
+            PIN field tells a PIN auto-typed after the tap from a scan, and nothing auto-types after
+            pad taps, while a scan after them is the person giving up on the PIN for the badge.
+            So a quick run after pad taps is a scan wherever it goes, the PIN field the person
+            chose included (`padSinceChosen`): taken as a PIN, the card's number went out behind
+            the pad's digits as that name's PIN. */}
+        <PinPad
+          onPress={(key) => {
+            padSinceChosen.current = true;
+            setSecret((s) => padPress(s, key));
+          }}
+        />
         <label>
           {t('signIn.badge')}
           {/* Focused when the screen appears: a badge reader types the card's number and Enter

@@ -3,7 +3,10 @@
 // focus; a refused sign-in empties the field as before; and a tap on it chooses nothing
 // (SignIn.tsx `secretChosen`), so a badge scanned into the PIN field a refused PIN left the focus in
 // still goes out as a badge, the field given back the pad's digits — a pad tap taken as choosing
-// the field would send the card's number, behind those digits, as the name's PIN.
+// the field would send the card's number, behind those digits, as the name's PIN. Nothing
+// auto-types after pad taps, so a quick run after them is a scan in the PIN field the person chose
+// too (`padSinceChosen`); and a badge going out anywhere else empties the PIN field, so pad digits
+// tapped before a refused badge are not added to the next PIN.
 //
 // No DOM here (as SignInScanAfterRefusal.test.ts): hooks that keep their state between renders, the
 // screen's function called; a key is its keydown on the form, then what the browser does unless the
@@ -77,5 +80,61 @@ describe('sign-in screen: the PIN pad', () => {
     expect(s.sent).toEqual(['Kari/1111', 'badge 00421234']);
     expect(s.field('secret').props.value).toBe('12');
     expect(s.field('user').props.value).toBe('Kari');
+  });
+
+  // A gloved lead types the name, taps the PIN field (people do), taps a digit or two on the pad,
+  // then scans the badge instead: the scan went out as the name's PIN, behind the pad's digits
+  // ("Kari/1200421234"), one more attempt toward the lockout.
+  it('a badge scanned after pad taps into the PIN field the person tapped goes out as a badge, the pad’s digits not sent and not kept', async () => {
+    const s = screen();
+    s.focus('user');
+    await s.type('user', 'Kari', HAND_GAP_MS, false);
+    s.tap('secret');
+    s.focus('secret');
+    s.tapPad('1', '2');
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['badge 00421234']);
+    expect(s.field('secret').props.value).toBe('');
+    expect(s.field('user').props.value).toBe('Kari');
+  });
+
+  it('in the PIN field the person tapped, after pad taps: a PIN typed on by hand, or auto-typed after a tap on the field again, goes out as the PIN', async () => {
+    const s = screen();
+    s.focus('user');
+    await s.type('user', 'Kari', HAND_GAP_MS, false);
+    s.tap('secret');
+    s.focus('secret');
+    s.tapPad('1', '2');
+    expect(await s.type('secret', '34', HAND_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1234']);
+    // Refused: the focus still in the field; tapped, it is chosen; pad taps, then a tap on the field
+    // again chooses it anew, and a PIN auto-typed after that is a PIN.
+    s.tap('secret');
+    s.tapPad('9');
+    s.tap('secret');
+    expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['Kari/1234', 'Kari/92580']);
+  });
+
+  // Pad digits typed with the focus in the badge or name field, then a badge scanned and refused:
+  // the digits stayed in the PIN field, and the next PIN from the pad went out behind them
+  // ("Kari/1231234"), one more attempt toward the lockout.
+  it('a badge going out empties the PIN field: scanned into the badge field or the name field after pad taps', async () => {
+    const s = screen();
+    s.tapPad('1', '2', '3');
+    expect(await s.type('badge', '00421234', SCAN_GAP_MS)).toBe(true);
+    expect(s.sent).toEqual(['badge 00421234']);
+    expect(s.field('secret').props.value).toBe('');
+    expect(s.field('badge').props.value).toBe('');
+    s.focus('user');
+    await s.type('user', 'Kari', HAND_GAP_MS, false);
+    s.tapPad('1', '2', '3');
+    expect(await s.type('user', '00425678', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['badge 00421234', 'badge 00425678']);
+    expect(s.field('secret').props.value).toBe('');
+    expect(s.field('user').props.value).toBe('Kari');
+    s.tapPad('1', '2', '3', '4');
+    await s.send();
+    expect(s.sent).toEqual(['badge 00421234', 'badge 00425678', 'Kari/1234']);
   });
 });

@@ -15,7 +15,7 @@ import { TableWriter } from '../lsm/index.ts';
 import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE } from './inbox-tables.ts';
 import type { Inbox, InboxOptions } from './inbox.ts';
 import { DB, inboxTest, proposalInput } from './test-support.ts';
-import { LOST_APPROVAL_ACK_WINDOW_MS, proposalsWithoutCommandAt, UNKNOWN_ACK_WARNING_EVERY_MS, WriteBack } from './write-back.ts';
+import { LOST_APPROVAL_ACK_WINDOW_MS, proposalsWithoutCommandAt, ACK_WARNING_EVERY_MS, WriteBack } from './write-back.ts';
 
 const test = inboxTest('tilstand-approval-lost-');
 const TAG = 'hourly-2026113008';
@@ -237,7 +237,8 @@ it('an ack of an id the inbox does not know: warned of within the week after a r
 
 // Each such ack was a line of its own: 20,000 acks from a module (or a client) trying ids wrote
 // 20,000 lines, 7 MB, and the rotated site.log with them was gone. Now at most one line per module
-// a minute, by the write-back's clock, the next saying how many were not said.
+// a minute, by the write-back's clock, the next saying how many were not said (every kind of ack
+// warning is so limited: write-back-ack-warnings.test.ts).
 it('acks of unknown ids: at most one warning per module a minute, the next with the count not said', async () => {
   const { wb, warnings } = await restoredAfterApproval();
   const unknown = (module: string, n: number) => {
@@ -249,18 +250,18 @@ it('acks of unknown ids: at most one warning per module a minute, the next with 
     'ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored',
     'ack of "self-test-inventory-0" from inventory: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored',
   ]);
-  test.now += UNKNOWN_ACK_WARNING_EVERY_MS - 1;
+  test.now += ACK_WARNING_EVERY_MS - 1;
   unknown('operations', 1);
   expect(warnings).toHaveLength(2);
   test.now += 1;
   unknown('operations', 2);
   expect(warnings.slice(2)).toEqual([
-    'ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored (20000 more such acks from operations since the last such line not said)',
+    'ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored (since the last warning of acks from operations, not said: 20000 of an unknown id)',
   ]);
   // The clock stepped back: the minute is over (else it waited as long as the step).
   test.now -= 3_600_000;
   unknown('operations', 1);
-  expect(warnings.at(-1)).toMatch(/ignored \(1 more such acks from operations since the last such line not said\)$/);
+  expect(warnings.at(-1)).toMatch(/ignored \(since the last warning of acks from operations, not said: 1 of an unknown id\)$/);
   wb.stop();
 });
 
@@ -295,6 +296,7 @@ it('withdrawn, rejected or stale at the restored snapshot: not in the set, and a
     wb.handleAck('tilstand/s1/acks/operations', ack(p.id));
     expect(inbox.get(p.id)!.decision, `${before.status} at the snapshot`).toEqual(before.decision);
     expect(inbox.get(p.id)!.command).toBeNull();
+    test.now += ACK_WARNING_EVERY_MS; // each said (a second within the minute is counted: write-back-ack-warnings.test.ts)
   }
   expect(warnings).toEqual(
     [
@@ -306,5 +308,22 @@ it('withdrawn, rejected or stale at the restored snapshot: not in the set, and a
   // The deferred one is: its approval may have been lost.
   wb.handleAck('tilstand/s1/acks/operations', ack(d!.id));
   expect(inbox.get(d!.id)!.decision).toMatchObject({ kind: 'approved', by: '?' });
+  wb.stop();
+});
+
+// The restored inbox could not be read at the start (its snapshot expired, and no
+// restored-proposals.json was kept from it): which proposals it held cannot be told. An ack of one
+// without a command was said to be of a proposal "made after the restore", which it may well not
+// have been; it approves nothing, and the warning says that it cannot tell.
+it('the inbox as restored could not be read: an ack approves nothing by "?", and the warning says it cannot tell', async () => {
+  const { id, inbox, published } = await restoredAfterApproval();
+  const warnings: string[] = [];
+  const wb = new WriteBack({ inbox, publish: async (_t, m) => void published.push(m), onAck: () => undefined, effectSeen: () => false, clock: () => test.now, monotonic: () => test.now, restored: { atMs: test.now, proposals: 'unreadable' }, onWarning: (m) => warnings.push(m) });
+  wb.handleAck('tilstand/s1/acks/operations', ack(id));
+  expect(inbox.get(id)!.status).toBe('open');
+  expect(inbox.get(id)!.decision).toBeNull();
+  expect(warnings).toEqual([
+    `ack of ${id} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): whether its approval was lost with the old PC cannot be told; ignored`,
+  ]);
   wb.stop();
 });

@@ -98,8 +98,9 @@ describe('UserStore', () => {
   // command approved on a site PC that was lost, write-back.ts): a user of that name was recorded
   // as the same actor in decision_log and at HQ. So is "？" (U+FF1F), which a screen shows alike,
   // and so are "?" with a mark on it and the marks that read as "?" (users.ts QUESTION_MARKS), which
-  // passed: "?" + U+0301, the glottal stop "ʔ" U+0294, the Arabic "؟" U+061F, …
-  it.each(['?', '\uFF1F', '\uFE56', '?\u0301', '\uFF1F\u0323', '\u0294', '\u02C0', '\u0241', '\u061F', '\u2E2E', '\u00BF', '\u2753', '\u2754'])('refuses %j as a new name: the name an approval not on record is made by', async (name) => {
+  // passed: "?" + U+0301, the glottal stop "ʔ" U+0294 (and "ʡ" U+02A1, with a stroke), the Arabic
+  // "؟" U+061F, the Limbu question mark "᥅" U+1945, …
+  it.each(['?', '\uFF1F', '\uFE56', '?\u0301', '\uFF1F\u0323', '\u0294', '\u02A1', '\u1945', '\u02C0', '\u0241', '\u061F', '\u2E2E', '\u00BF', '\u2753', '\u2754'])('refuses %j as a new name: the name an approval not on record is made by', async (name) => {
     const u = store();
     const e = await u.add({ name, role: 'shift_lead', pin: '4826' }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(UserError);

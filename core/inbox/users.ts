@@ -187,11 +187,12 @@ function notOnRecordProblem(name: string): string | undefined {
 /**
  * The characters a name alone must not be (`notOnRecordProblem`), as they are once NFKC: "?", and
  * those a screen shows as it or nearly — the Arabic "؟" (U+061F), the reversed "⸮" (U+2E2E), the
- * inverted "¿" (U+00BF), the emoji "❓" and "❔" (U+2753, U+2754), and the glottal stop letters
- * "ʔ" (U+0294), "ˀ" (U+02C0), "Ɂ" and "ɂ" (U+0241, U+0242). A small explicit set, not Unicode's
- * confusables table; a name of two or more such marks ("??") is not refused by it.
+ * inverted "¿" (U+00BF), the Limbu question mark "᥅" (U+1945), the emoji "❓" and "❔" (U+2753,
+ * U+2754), and the glottal stop letters "ʔ" (U+0294), "ʡ" (U+02A1, with a stroke), "ˀ" (U+02C0),
+ * "Ɂ" and "ɂ" (U+0241, U+0242). A small explicit set, not Unicode's confusables table; a name of
+ * two or more such marks ("??") is not refused by it.
  */
-const QUESTION_MARKS = new Set([APPROVER_NOT_ON_RECORD, '\u061F', '\u2E2E', '\u00BF', '\u2753', '\u2754', '\u0294', '\u02C0', '\u0241', '\u0242']);
+const QUESTION_MARKS = new Set([APPROVER_NOT_ON_RECORD, '\u061F', '\u2E2E', '\u00BF', '\u1945', '\u2753', '\u2754', '\u0294', '\u02A1', '\u02C0', '\u0241', '\u0242']);
 
 /** The scripts whose letters pass for one another ("О" U+041E, "Ο" U+039F and "O" look the same). */
 const LOOKALIKE_SCRIPTS = [

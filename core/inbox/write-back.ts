@@ -12,10 +12,13 @@
 //            `sent` first. On a site restored from HQ (`restored`), an ack of a proposal of
 //            ours the restored inbox held, without a command (its approval lost with the old PC),
 //            is recorded as an approval not on record, then as any ack
-//            (`Inbox.approvalNotOnRecord`), with a warning; elsewhere it is warned of and ignored.
+//            (`Inbox.approvalNotOnRecord`), with a warning; elsewhere it is warned of and ignored
+//            (and where the restored inbox could not be read, the warning says it cannot tell).
 //            Within the week after a restore, an ack of an id this inbox does not know is warned
-//            of too, at most once a minute per module with a count of those not said (elsewhere
-//            it is another Tilstand's, or a module's own test: ignored).
+//            of too (elsewhere it is another Tilstand's, or a module's own test: ignored).
+//            Every warning of a single ack goes through one limiter per module (`warnAck`): the
+//            first of each kind at once, then at most one line a minute, with the counts of
+//            those not said; what is held back is said once the minute is over, and at the stop.
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late effect or
@@ -86,9 +89,12 @@ export interface WriteBackOptions {
    * (`Inbox.approvalNotOnRecord`); on any other site, and of any other proposal, such an ack is
    * warned of and ignored — a module's ack alone does not decide a proposal. By the restored
    * state, not by the proposal's `createdAtMs` against `atMs`: a wall clock stepped back while the
-   * site runs (NTP) made the site's own new proposals older than the restore.
+   * site runs (NTP) made the site's own new proposals older than the restore. `proposals`
+   * 'unreadable': the inbox as restored could not be read (its snapshot expired, nothing kept from
+   * it): an ack approves nothing, and its warning says whether the approval was lost cannot be told
+   * (not that the proposal was made after the restore, which it may not have been).
    */
-  restored?: { atMs: number; proposals: ReadonlySet<string> };
+  restored?: { atMs: number; proposals: ReadonlySet<string> | 'unreadable' };
   onWarning?: (message: string) => void;
 }
 
@@ -105,10 +111,22 @@ const ACK_DETAIL_CHARS_MAX = 2000;
 /** The most of an unknown ack's command_id a warning shows (an ack may be up to `ackBytesMax`). */
 const ACK_ID_SHOWN_CHARS_MAX = 200;
 
-/** At most one warning of an ack of an unknown id per module this often (`warnUnknownAck`). */
-export const UNKNOWN_ACK_WARNING_EVERY_MS = 60_000;
-/** Modules whose unknown-id ack warnings are counted apart; the ones past it share a count. */
-const UNKNOWN_ACK_MODULES_MAX = 1_000;
+/** After the first of each kind, at most one warning of a single ack per module this often (`warnAck`). */
+export const ACK_WARNING_EVERY_MS = 60_000;
+/** Modules whose ack warnings are limited and counted apart; the ones past it share a limit and counts. */
+const ACK_WARNING_MODULES_MAX = 1_000;
+
+/** The kinds of warning of a single ack (`warnAck`), each with the words its count is said in. */
+const ACK_WARNING_KINDS = {
+  tooLarge: 'above ackBytesMax',
+  notJson: 'not JSON',
+  malformed: 'without command_id/ok',
+  unknownId: 'of an unknown id',
+  otherModule: "of another module's proposal",
+  withoutCommand: 'of a proposal without a command',
+  decidedHere: 'of a proposal decided here',
+} as const;
+type AckWarningKind = keyof typeof ACK_WARNING_KINDS;
 
 /**
  * How long after a restore a module's ack can still be the answer to a command approved on the old
@@ -154,8 +172,11 @@ export class WriteBack {
    */
   private readonly published = new Map<string, { wallMs: number; monoMs: number; firstMonoMs: number | undefined }>();
   private timer: NodeJS.Timeout | undefined;
-  /** Per module (undefined: those past UNKNOWN_ACK_MODULES_MAX), its last unknown-id ack warning and the acks not said since (`warnUnknownAck`). */
-  private readonly unknownAcks = new Map<string | undefined, { atMs: number; notSaid: number }>();
+  /**
+   * Per module (undefined: those past ACK_WARNING_MODULES_MAX), when its last ack warning was said,
+   * which kinds it has said (`warnAck`'s `first`), and the counts of those not said since, by kind.
+   */
+  private readonly ackWarnings = new Map<string | undefined, { atMs: number; said: Set<string>; held: Map<AckWarningKind, number> }>();
 
   constructor(o: WriteBackOptions) {
     this.o = o;
@@ -262,25 +283,27 @@ export class WriteBack {
   handleAck(topic: string, payload: Buffer): void {
     if (!topic.startsWith(this.ackPrefix)) return;
     const module = topic.slice(this.ackPrefix.length);
-    if (payload.length > this.limits.ackBytesMax) return this.warn(`ack of ${payload.length} bytes on ${topic} is above ackBytesMax ${this.limits.ackBytesMax}; ignored`);
+    if (payload.length > this.limits.ackBytesMax) return this.warnAck(module, 'tooLarge', `ack of ${payload.length} bytes on ${topic} is above ackBytesMax ${this.limits.ackBytesMax}; ignored`);
     let ack: Ack;
     try {
       ack = JSON.parse(payload.toString('utf8')) as Ack;
     } catch {
-      return this.warn(`ack on ${topic} is not JSON; ignored`);
+      return this.warnAck(module, 'notJson', `ack on ${topic} is not JSON; ignored`);
     }
-    if (!ack || typeof ack !== 'object' || typeof ack.command_id !== 'string' || typeof ack.ok !== 'boolean') return this.warn(`ack on ${topic} has no command_id/ok; ignored`);
+    if (!ack || typeof ack !== 'object' || typeof ack.command_id !== 'string' || typeof ack.ok !== 'boolean') return this.warnAck(module, 'malformed', `ack on ${topic} has no command_id/ok; ignored`);
     let p = this.o.inbox.get(ack.command_id);
     if (!p) {
       // Not ours (another Tilstand, or a module's own test) — or, within the week after a restore,
       // a proposal the restored inbox does not have (made after the tag it was restored at), or an
       // id a client made up to probe what an ack decides here: said, so it leaves a trace.
       const r = this.o.restored;
-      if (r !== undefined && this.clock() - r.atMs < LOST_APPROVAL_ACK_WINDOW_MS) this.warnUnknownAck(module, ack.command_id);
+      if (r !== undefined && this.clock() - r.atMs < LOST_APPROVAL_ACK_WINDOW_MS) {
+        this.warnAck(module, 'unknownId', `ack of ${JSON.stringify(ack.command_id.slice(0, ACK_ID_SHOWN_CHARS_MAX))} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored`);
+      }
       return;
     }
     if (p.module === null) return; // a notice: no command, nothing to acknowledge
-    if (p.module !== module) return this.warn(`ack for ${p.id} came from ${module}, but ${p.command === null ? 'the proposal is for' : 'the command went to'} ${p.module}; ignored`);
+    if (p.module !== module) return this.warnAck(module, 'otherModule', `ack for ${p.id} came from ${module}, but ${p.command === null ? 'the proposal is for' : 'the command went to'} ${p.module}; ignored`);
     if (p.command === null) {
       // Our proposal, never approved here, and its module answers its command: on a site restored
       // from HQ, of a proposal made before the restore, the approval was lost with the old PC.
@@ -293,15 +316,18 @@ export class WriteBack {
           ? 'this site was not restored from HQ'
           : this.clock() - restored.atMs >= LOST_APPROVAL_ACK_WINDOW_MS
             ? 'the restore was more than a week ago'
-            : !restored.proposals.has(p.id)
-              ? // Open or deferred now and not in the set: made after the restore (a withdrawal or a
-                // decision is final). Otherwise it may also have been withdrawn, rejected or found
-                // stale before the snapshot HQ had, and so never approved on the old PC.
-                isActive(p)
-                ? 'was made after the restore'
-                : 'was not open or deferred in the inbox as restored'
-              : undefined;
-      if (why !== undefined) return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command and ${why}; ignored`);
+            : restored.proposals === 'unreadable'
+              ? "the inbox as restored could not be read (the site's log says why, at its start): whether its approval was lost with the old PC cannot be told"
+              : !restored.proposals.has(p.id)
+                ? // Open or deferred now and not in the set: made after the restore (a withdrawal or a
+                  // decision is final). Otherwise it may also have been withdrawn, rejected or found
+                  // stale before the snapshot HQ had, and so never approved on the old PC.
+                  isActive(p)
+                  ? 'was made after the restore'
+                  : 'was not open or deferred in the inbox as restored'
+                : undefined;
+      // Each reason's first said at once: an operator must see the first refusal of each.
+      if (why !== undefined) return this.warnAck(module, 'withoutCommand', `ack of ${p.id} from ${module}, which is ${p.status} without a command and ${why}; ignored`, `without a command: ${why}`);
       let recorded: Proposal | undefined;
       try {
         recorded = this.o.inbox.approvalNotOnRecord(p.id, module);
@@ -316,11 +342,16 @@ export class WriteBack {
         // alone hid a command carried out under a proposal the floor sees as rejected.
         const d = (recorded ?? p).decision;
         if (d && (d.kind === 'rejected' || d.kind === 'stale')) {
-          return this.warn(
+          // The first of each proposal at once (its module's operators are asked about each); a
+          // repeat of it is counted.
+          return this.warnAck(
+            module,
+            'decidedHere',
             `ack of ${p.id} from ${module}: the module ${ack.ok ? 'carried out' : 'refused'} its command, approved before the restore (its approval lost with the site PC), but ${p.id} is ${d.kind} here (by ${d.by}); left as it is — check with the module's operators what was done`,
+            `decided here: ${p.id}`,
           );
         }
-        return this.warn(`ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`);
+        return this.warnAck(module, 'withoutCommand', `ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`, 'without a command');
       }
       this.warn(
         `ack of ${p.id} from ${module}: its approval is not on record (lost with the site PC: restored from an earlier state of HQ), but the module ${ack.ok ? 'carried out' : 'refused'} its command; recorded as approved by "?" — find out who approved it`,
@@ -339,23 +370,43 @@ export class WriteBack {
   }
 
   /**
-   * The warning of an ack of an id this inbox does not know (within the week after a restore): at
-   * most one line per module every `UNKNOWN_ACK_WARNING_EVERY_MS` by the write-back's clock (one
-   * going back ends the wait), the next one saying how many were not said. A module (or a client)
-   * sending thousands wrote a line each — 20,000 acks, 7 MB of site.log, its rotated copy gone with
-   * what it held. Past `UNKNOWN_ACK_MODULES_MAX` modules the others share one count.
+   * A warning of a single ack from `module`: the first of its kind (`first`, the kind by default)
+   * at once, an operator must see it; after that at most one line per module every
+   * `ACK_WARNING_EVERY_MS` by the write-back's clock (one going back ends the wait), the next one
+   * saying how many of each kind were not said. A module (or a client) sending thousands wrote a
+   * line each — 20,000 acks, 7 MB of site.log, its rotated copy gone with what it held; proposal
+   * ids are guessable, so acks of known ids are as cheap to send as made-up ones. What is held back
+   * is said by the poll once the minute is over, and by the stop (`sayHeld`). Past
+   * `ACK_WARNING_MODULES_MAX` modules the others share one limit. Not limited: the warnings said at
+   * most once a proposal (an approval recorded as not on record, or its commit failing) and a
+   * commit failing under a mark (as under a poll's).
    */
-  private warnUnknownAck(module: string, commandId: string): void {
+  private warnAck(module: string, kind: AckWarningKind, message: string, first: string = kind): void {
     const now = this.clock();
-    const key = this.unknownAcks.has(module) || this.unknownAcks.size < UNKNOWN_ACK_MODULES_MAX ? module : undefined;
-    const last = this.unknownAcks.get(key);
-    if (last !== undefined && now >= last.atMs && now - last.atMs < UNKNOWN_ACK_WARNING_EVERY_MS) {
-      last.notSaid++;
+    const key = this.ackWarnings.has(module) || this.ackWarnings.size < ACK_WARNING_MODULES_MAX ? module : undefined;
+    let w = this.ackWarnings.get(key);
+    if (w === undefined) {
+      w = { atMs: now, said: new Set(), held: new Map() };
+      this.ackWarnings.set(key, w);
+    }
+    if (w.said.has(first) && now >= w.atMs && now - w.atMs < ACK_WARNING_EVERY_MS) {
+      w.held.set(kind, (w.held.get(kind) ?? 0) + 1);
       return;
     }
-    this.unknownAcks.set(key, { atMs: now, notSaid: 0 });
-    const notSaid = last === undefined || last.notSaid === 0 ? '' : ` (${last.notSaid} more such acks from ${key ?? 'other modules'} since the last such line not said)`;
-    this.warn(`ack of ${JSON.stringify(commandId.slice(0, ACK_ID_SHOWN_CHARS_MAX))} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored${notSaid}`);
+    w.said.add(first);
+    w.atMs = now;
+    const held = heldCounts(w.held);
+    this.warn(held === '' ? message : `${message} (since the last warning of acks from ${key ?? 'other modules'}, not said: ${held})`);
+  }
+
+  /** Says, a line per module, the ack warnings held back (`warnAck`): those whose minute is over, or all when `stopping`. */
+  private sayHeld(stopping: boolean): void {
+    const now = this.clock();
+    for (const [key, w] of this.ackWarnings) {
+      if (w.held.size === 0 || (!stopping && now >= w.atMs && now - w.atMs < ACK_WARNING_EVERY_MS)) continue;
+      w.atMs = now;
+      this.warn(`acks from ${key ?? 'other modules'}, not said since the last warning of them${stopping ? ' (the write-back stopped)' : ''}: ${heldCounts(w.held)}`);
+    }
   }
 
   /**
@@ -377,6 +428,7 @@ export class WriteBack {
 
   /** Marks applied what the state shows, timed_out what waited too long; resends pending ones. */
   poll(): void {
+    this.sayHeld(false);
     const now = this.clock();
     const monoNow = this.mono();
     const list = this.o.inbox.commandsInFlight().slice(0, this.limits.pollBatchMax);
@@ -434,5 +486,13 @@ export class WriteBack {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     if (typeof this.unsubscribe === 'function') this.unsubscribe();
+    this.sayHeld(true);
   }
+}
+
+/** "4999 not JSON, 12 of an unknown id": the counts of ack warnings held back, by kind; empties them. */
+function heldCounts(held: Map<AckWarningKind, number>): string {
+  const text = [...held].map(([kind, n]) => `${n} ${ACK_WARNING_KINDS[kind]}`).join(', ');
+  held.clear();
+  return text;
 }

@@ -23,7 +23,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { MqttClient } from 'mqtt';
 import { Agent, type AgentConfig, type AgentConfigInput, type Rule } from '../agents/index.ts';
-import { Inbox, WriteBack, type SignInResult, type UserStore } from '../inbox/index.ts';
+import { Inbox, WriteBack, type SignInResult, type UserStore, type WriteBackOptions } from '../inbox/index.ts';
 import type { Ingestor } from '../ingest/ingestor.ts';
 import type { Catalog } from '../lsm/index.ts';
 import type { AgentStatus } from './api.ts';
@@ -85,7 +85,7 @@ export interface DecisionsOptions {
   /** The agent's first run evaluates every row (its thresholds changed while the site was stopped). */
   reevaluateAll?: boolean;
   /** When `tilstand restore` rebuilt this site from HQ and what its inbox held then (restored-proposals.ts), for the write-back (`WriteBackOptions.restored`). */
-  restored?: { atMs: number; proposals: ReadonlySet<string> };
+  restored?: WriteBackOptions['restored'];
   log: (line: string) => void;
 }
 

@@ -606,8 +606,9 @@ export class Site {
     this.restoreNote = readRestoreNote(this.data);
     // What the inbox held as restored (before the inbox opens and commits: restored-proposals.ts),
     // and when; a module's ack of one of those proposals may be its approval lost with the old PC.
-    // The time not later than this start (a note ahead of a clock stepped back since the restore
-    // opens no longer window); a note whose time is no number: as no restore.
+    // The time not later than the first start after the restore (a note ahead of a clock stepped
+    // back since the restore opens no longer window, nor does a restart); a note whose time is no
+    // number: as no restore. 'unreadable' when the inbox as restored no longer reads: no ack approves.
     const restored = restoredProposals({ data: this.data, note: this.restoreNote, catalog: this.ingest.catalog, database: p.database!, nowMs: Date.now(), log: this.log });
     this.decisionParts = new Decisions({
       site: c.site,

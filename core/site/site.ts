@@ -20,6 +20,7 @@
 import { DEFAULT_HEALTH_WINDOW_MS, EMPTY_SYNC_STATUS, SyncEngine, statusOf, type SyncStatus } from '../sync/engine.ts';
 import { Outbox } from '../sync/outbox.ts';
 import { isCorruption, localFileIO, LsmError } from '../lsm/index.ts';
+import { formatDuration } from '../lsm/cli/output.ts';
 import { openTarget, targetPlace } from '../sync/targets/open.ts';
 import type { SyncTarget } from '../sync/targets/target.ts';
 import { restoredProposals } from './restored-proposals.ts';
@@ -853,6 +854,27 @@ export class Site {
     // Replaced whole (temp, fsync, rename): torn by a crash, the note failed the next start.
     const save = () => localFileIO.replaceAtomic(path, Buffer.from(`${JSON.stringify({ ...note, resyncSentAtMs: note.resyncSentAtMs ?? Date.now(), resyncAnswered: answered }, null, 2)}\n`));
     if (first) save();
+    // A save that fails in the timer (a full disk, a folder's fsync failing: core/lsm file-io.ts)
+    // is said and tried again at the next tick, the timer kept until it goes through: thrown from
+    // the timer's callback, it ended the site process.
+    // Said once per failure that differs from the last one said, and once when a save goes through again.
+    let unsaved = false;
+    let failure: string | undefined;
+    const trySave = () => {
+      try {
+        save();
+        unsaved = false;
+        if (failure !== undefined) this.log(`restore: ${path} saved again`);
+        failure = undefined;
+      } catch (e) {
+        unsaved = true;
+        const message = (e as Error).message;
+        if (message.replace(/\.[^/\s]*\.tmp\b/g, '') !== failure?.replace(/\.[^/\s]*\.tmp\b/g, '')) {
+          this.log(`restore: ${path} could not be saved (${message}); tried again every ${formatDuration(repeatMs)}`);
+        }
+        failure = message;
+      }
+    };
     this.restoreTimer = setInterval(() => {
       const heard = new Map(this.ingest.ingestor.streamActivity().map((a) => [key(a), a]));
       const still: typeof pending = [];
@@ -866,9 +888,10 @@ export class Site {
           this.publishResync(r.module, r.stream, r.afterSeq + 1);
         }
       }
-      if (still.length < pending.length) save();
+      if (still.length < pending.length) unsaved = true;
       pending = still;
-      if (pending.length === 0) {
+      if (unsaved) trySave();
+      if (pending.length === 0 && !unsaved) {
         clearInterval(this.restoreTimer);
         this.restoreTimer = undefined;
       }

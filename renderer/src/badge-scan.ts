@@ -29,7 +29,7 @@ export interface KeyRun {
   lastMs: number;
   /** The name of the element they went to (null: one with none, such as a button). */
   field: string | null;
-  /** What that field held before the run (its value is put back when the run was a scan). */
+  /** What that field held before the run (the name field and the language picker get it back when the run was a scan; the PIN field is emptied). */
   before: string;
   /** Begun within SCAN_KEY_GAP_MS_MAX of another key, or of keys into another place: typed on from them, no scan. */
   led?: boolean;

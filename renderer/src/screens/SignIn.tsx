@@ -33,9 +33,12 @@ export function SignIn() {
    */
   const secretChosen = useRef(false);
   /**
-   * A PIN pad key tapped since the PIN field was last chosen. Nothing auto-types after pad taps, so
-   * a quick run into the chosen field after them is a badge scan, not an auto-typed PIN: taken as
-   * one, the card's number went out behind the pad's digits as the name's PIN.
+   * A PIN pad key tapped since the PIN field was last chosen, and the field not emptied by the pad
+   * since (Clear, or the backspace down to nothing). Nothing auto-types after pad taps, so a quick
+   * run into the chosen field after them is a badge scan, not an auto-typed PIN: taken as one, the
+   * card's number went out behind the pad's digits as the name's PIN. Pad taps taken back to an
+   * empty field leave it as it was chosen: a PIN a password manager auto-typed there next went out
+   * as a badge.
    */
   const padSinceChosen = useRef(false);
   /**
@@ -47,9 +50,9 @@ export function SignIn() {
   // A scan into the PIN or name field (the focus left there by a refused PIN) or onto the button
   // went out as a PIN, or an empty one, and onto the language picker as nothing: as quick as a
   // reader and ending in Enter, it is a badge; into the badge field it is one already. The name
-  // field gets back what it held. A badge going out empties the PIN field (as `submit` does), but
-  // for a scan into the PIN field a refused sign-in left the focus in (not chosen since): that field
-  // gets back what it held before the scan, the pad's digits tapped since the refusal.
+  // field gets back what it held. A badge going out empties the PIN field (as `submit` does), the
+  // scan's own field included: given back the pad's digits tapped before the scan, it sent them in
+  // front of the next PIN once the badge was refused ("12" and then "1234" as "121234").
   const onKeyDown = (e: KeyboardEvent<HTMLElement>) => {
     if (e.key !== 'Shift' && e.key !== 'Enter' && (e.key.length !== 1 || e.repeat)) otherKey.current = e.timeStamp;
     if (e.key !== 'Enter') {
@@ -63,7 +66,7 @@ export function SignIn() {
     // out as a PIN with no name), and after pad taps nothing auto-types.
     if (!scan || scan.field === 'badge' || (scan.field === 'secret' && secretChosen.current && !padSinceChosen.current && user.trim() !== '')) return;
     e.preventDefault();
-    setSecret(scan.field === 'secret' && !secretChosen.current ? scan.before : '');
+    setSecret('');
     secretChosen.current = false;
     if (scan.field === 'user') setUser(scan.before);
     // Onto the language picker (the focus left there by a language just chosen): its type-ahead
@@ -140,11 +143,18 @@ export function SignIn() {
             pad taps, while a scan after them is the person giving up on the PIN for the badge.
             So a quick run after pad taps is a scan wherever it goes, the PIN field the person
             chose included (`padSinceChosen`): taken as a PIN, the card's number went out behind
-            the pad's digits as that name's PIN. */}
+            the pad's digits as that name's PIN. A key that leaves the field empty (Clear, the
+            backspace on its last digit) takes that back: the field is as it was chosen, and a PIN
+            auto-typed next is a PIN. Set from the value the key makes, in the updater, so the
+            flag and the field agree whatever the render saw; the same for the same value, so an
+            updater run twice (React's strict mode) sets the same. */}
         <PinPad
           onPress={(key) => {
-            padSinceChosen.current = true;
-            setSecret((s) => padPress(s, key));
+            setSecret((s) => {
+              const next = padPress(s, key);
+              padSinceChosen.current = next !== '';
+              return next;
+            });
           }}
         />
         <label>

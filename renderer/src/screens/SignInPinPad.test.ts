@@ -2,11 +2,11 @@
 // the PIN field's value, mixed with what the keyboard types there; none sends the form or takes the
 // focus; a refused sign-in empties the field as before; and a tap on it chooses nothing
 // (SignIn.tsx `secretChosen`), so a badge scanned into the PIN field a refused PIN left the focus in
-// still goes out as a badge, the field given back the pad's digits — a pad tap taken as choosing
-// the field would send the card's number, behind those digits, as the name's PIN. Nothing
-// auto-types after pad taps, so a quick run after them is a scan in the PIN field the person chose
-// too (`padSinceChosen`); and a badge going out anywhere else empties the PIN field, so pad digits
-// tapped before a refused badge are not added to the next PIN.
+// still goes out as a badge — a pad tap taken as choosing the field would send the card's number,
+// behind the pad's digits, as the name's PIN. Nothing auto-types after pad taps, so a quick run
+// after them is a scan in the PIN field the person chose too (`padSinceChosen`), unless Clear or
+// the backspace left the field empty again. Every badge going out empties the PIN field, so pad
+// digits tapped before a refused badge are not added to the next PIN.
 //
 // No DOM here (as SignInScanAfterRefusal.test.ts): hooks that keep their state between renders, the
 // screen's function called; a key is its keydown on the form, then what the browser does unless the
@@ -68,7 +68,10 @@ describe('sign-in screen: the PIN pad', () => {
     expect(s.field('secret').props.value).toBe('1234');
   });
 
-  it('a badge scanned after pad taps into the PIN field a refused PIN left the focus in goes out as a badge, the pad’s digits given back', async () => {
+  // The field was given back the pad's digits tapped before the scan, and after the badge was
+  // refused the next PIN from the pad went out behind them ("Kari/121234"), one more attempt toward
+  // the lockout.
+  it('a badge scanned after pad taps into the PIN field a refused PIN left the focus in goes out as a badge and empties the field: the next PIN goes out alone', async () => {
     const s = screen();
     s.focus('user');
     await s.type('user', 'Kari', HAND_GAP_MS, false);
@@ -78,8 +81,11 @@ describe('sign-in screen: the PIN pad', () => {
     s.tapPad('1', '2');
     expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
     expect(s.sent).toEqual(['Kari/1111', 'badge 00421234']);
-    expect(s.field('secret').props.value).toBe('12');
+    expect(s.field('secret').props.value).toBe('');
     expect(s.field('user').props.value).toBe('Kari');
+    s.tapPad('1', '2', '3', '4');
+    await s.send();
+    expect(s.sent).toEqual(['Kari/1111', 'badge 00421234', 'Kari/1234']);
   });
 
   // A gloved lead types the name, taps the PIN field (people do), taps a digit or two on the pad,
@@ -114,6 +120,36 @@ describe('sign-in screen: the PIN pad', () => {
     s.tap('secret');
     expect(await s.type('secret', '2580', SCAN_GAP_MS)).toBe(true);
     expect(s.sent).toEqual(['Kari/1234', 'Kari/92580']);
+  });
+
+  // A pad key tapped and then taken back (Clear, or the backspace down to nothing) leaves the field
+  // as it was chosen: a PIN a password manager auto-types there next went out as a badge
+  // ("badge 2580"), refused as unknown.
+  it('in the PIN field the person tapped, pad taps cleared to an empty field: a PIN auto-typed next goes out as the PIN', async () => {
+    for (const undo of [['clear'], ['back'], ['2', 'back', 'back']]) {
+      const s = screen();
+      s.focus('user');
+      await s.type('user', 'Kari', HAND_GAP_MS, false);
+      s.tap('secret');
+      s.focus('secret');
+      s.tapPad('1', ...undo);
+      expect(s.field('secret').props.value, `pad 1, ${undo.join(' ')}`).toBe('');
+      expect(await s.type('secret', '2580', SCAN_GAP_MS), `pad 1, ${undo.join(' ')}`).toBe(true);
+      expect(s.sent, `pad 1, ${undo.join(' ')}`).toEqual(['Kari/2580']);
+    }
+  });
+
+  it('in the PIN field the person tapped, pad digits left after the backspace: a quick run is still a badge', async () => {
+    const s = screen();
+    s.focus('user');
+    await s.type('user', 'Kari', HAND_GAP_MS, false);
+    s.tap('secret');
+    s.focus('secret');
+    s.tapPad('1', '2', 'back');
+    expect(s.field('secret').props.value).toBe('1');
+    expect(await s.type('secret', '00421234', SCAN_GAP_MS)).toBe(false);
+    expect(s.sent).toEqual(['badge 00421234']);
+    expect(s.field('secret').props.value).toBe('');
   });
 
   // Pad digits typed with the focus in the badge or name field, then a badge scanned and refused:

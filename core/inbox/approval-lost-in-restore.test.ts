@@ -255,13 +255,15 @@ it('acks of unknown ids: at most one warning per module a minute, the next with 
   expect(warnings).toHaveLength(2);
   test.now += 1;
   unknown('operations', 2);
+  // The first ten ids held back are named (ids 1 to 19,999, then 0 again, were held).
+  const held = Array.from({ length: 10 }, (_, i) => `"self-test-operations-${i + 1}"`).join(', ');
   expect(warnings.slice(2)).toEqual([
-    'ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored (since the last warning of acks from operations, not said: 20000 of an unknown id)',
+    `ack of "self-test-operations-0" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored (since the last warning of acks from operations, not said: 20000 of an unknown id (first held: ${held}, …))`,
   ]);
   // The clock stepped back: the minute is over (else it waited as long as the step).
   test.now -= 3_600_000;
   unknown('operations', 1);
-  expect(warnings.at(-1)).toMatch(/ignored \(since the last warning of acks from operations, not said: 1 of an unknown id\)$/);
+  expect(warnings.at(-1)).toMatch(/ignored \(since the last warning of acks from operations, not said: 1 of an unknown id \(first held: "self-test-operations-1"\)\)$/);
   wb.stop();
 });
 
@@ -323,7 +325,7 @@ it('the inbox as restored could not be read: an ack approves nothing by "?", and
   expect(inbox.get(id)!.status).toBe('open');
   expect(inbox.get(id)!.decision).toBeNull();
   expect(warnings).toEqual([
-    `ack of ${id} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): whether its approval was lost with the old PC cannot be told; ignored`,
+    `ack of ${id} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): the module carried out its command, but whether its approval was lost with the old PC cannot be told; ignored — check with the module's operators what was done`,
   ]);
   wb.stop();
 });

@@ -63,7 +63,7 @@ it(`${N} acks of each kind: the first of each said at once, then one line a minu
     `ack on tilstand/s1/acks/operations is not JSON; ignored${held(N - 1, 'above ackBytesMax')}`,
     `ack on tilstand/s1/acks/operations has no command_id/ok; ignored${held(N - 1, 'not JSON')}`,
     `ack of "p-made-up" from operations: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored${held(N - 1, 'without command_id/ok')}`,
-    `ack of ${a} from operations, which is open without a command and was made after the restore; ignored${held(N - 1, 'of an unknown id')}`,
+    `ack of ${a} from operations, which is open without a command and was made after the restore; ignored${held(N - 1, 'of an unknown id (first held: "p-made-up", …)')}`,
     `ack of ${w} from operations, which is withdrawn without a command and was not open or deferred in the inbox as restored; ignored${held(N - 1, 'of a proposal without a command')}`,
     `ack of ${r} from operations: the module carried out its command, approved before the restore (its approval lost with the site PC), but ${r} is rejected here (by lena); left as it is — check with the module's operators what was done${held(N - 1, 'of a proposal without a command')}`,
     `ack for ${o} came from inventory, but the proposal is for operations; ignored`,
@@ -81,7 +81,7 @@ it(`${N} acks of each kind: the first of each said at once, then one line a minu
   test.now += ACK_WARNING_EVERY_MS;
   kinds[0]![1]();
   expect(warnings.at(-1)).toBe(
-    'ack of 449 bytes on tilstand/s1/acks/operations is above ackBytesMax 300; ignored (since the last warning of acks from operations, not said: 2 not JSON, 1 without command_id/ok, 1 of an unknown id, 1 of a proposal without a command)',
+    'ack of 449 bytes on tilstand/s1/acks/operations is above ackBytesMax 300; ignored (since the last warning of acks from operations, not said: 2 not JSON, 1 without command_id/ok, 1 of an unknown id (first held: "p-made-up"), 1 of a proposal without a command)',
   );
   // Inventory's count is said by the stop, and what operations sent after its last line.
   for (let i = 0; i < 10; i++) kinds[3]![1]();
@@ -89,7 +89,7 @@ it(`${N} acks of each kind: the first of each said at once, then one line a minu
   wb.stop();
   expect(warnings.slice(said).sort()).toEqual([
     `acks from inventory, not said since the last warning of them (the write-back stopped): ${N - 1} of another module's proposal`,
-    'acks from operations, not said since the last warning of them (the write-back stopped): 10 of an unknown id',
+    'acks from operations, not said since the last warning of them (the write-back stopped): 10 of an unknown id (first held: "p-made-up", …)',
   ]);
   expect(warnings.length, 'bounded: not a line an ack').toBe(kinds.length + 4);
 });
@@ -114,4 +114,39 @@ it('what was held back is said by the poll once the minute is over, without wait
   wb.poll();
   wb.stop();
   expect(warnings, 'said once').toHaveLength(2);
+});
+
+// After a restore a module sends its held answers in a burst. The first refusal of each reason was
+// said and the rest became a bare count: the log named one proposal, though the operator is to ask
+// the module's operators about each (above all where the inbox as restored could not be read).
+// Each proposal's first refusal is said now, with what the module did; a repeat is counted.
+it('a burst of acks of proposals the inbox as restored could not tell: each proposal named once, with what its module did', async () => {
+  const inbox = test.open();
+  const ids = inbox.submit({ runId: 'r1', proposals: ['J-1', 'J-2', 'J-3'].map((j) => proposalInput(j)), withdrawals: [] }).created.map((p) => p.id);
+  const warnings: string[] = [];
+  const wb = new WriteBack({ inbox, publish: async () => undefined, onAck: () => undefined, effectSeen: () => false, clock: () => test.now, monotonic: () => test.now, restored: { atMs: test.now, proposals: 'unreadable' }, onWarning: (m) => warnings.push(m) });
+  const refused = (id: string) => Buffer.from(JSON.stringify({ command_id: id, module: 'operations', ok: false, error: 'no such job' }));
+  for (let i = 0; i < 2; i++) for (const id of ids) wb.handleAck('tilstand/s1/acks/operations', id === ids[1] ? refused(id) : ack(id));
+  const unreadable = (id: string, did: string) =>
+    `ack of ${id} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): the module ${did} its command, but whether its approval was lost with the old PC cannot be told; ignored — check with the module's operators what was done`;
+  expect(warnings).toEqual([unreadable(ids[0]!, 'carried out'), unreadable(ids[1]!, 'refused'), unreadable(ids[2]!, 'carried out')]);
+  for (const id of ids) expect(inbox.get(id)!.status).toBe('open');
+  wb.stop();
+  expect(warnings.at(-1)).toBe('acks from operations, not said since the last warning of them (the write-back stopped): 3 of a proposal without a command');
+});
+
+// The held-back line said only "12 of an unknown id": which ids a module (or a client) tried was
+// lost but for the first. It names the first ones held (distinct, at most ACK_HELD_IDS_SHOWN_MAX).
+it('a burst of unknown ids: the held-back line names the first ids held, at most ten', async () => {
+  const { wb, warnings } = await restoredSite();
+  for (let i = 0; i < 13; i++) wb.handleAck('tilstand/s1/acks/operations', ack(`p-made-up-${i % 12}`));
+  expect(warnings).toHaveLength(1);
+  test.now += ACK_WARNING_EVERY_MS;
+  wb.poll();
+  const shown = Array.from({ length: 10 }, (_, i) => `"p-made-up-${i + 1}"`).join(', ');
+  expect(warnings.slice(1)).toEqual([`acks from operations, not said since the last warning of them: 12 of an unknown id (first held: ${shown}, …)`]);
+  // Emptied with the count: the next line names only what was held after it.
+  wb.handleAck('tilstand/s1/acks/operations', ack('p-made-up-x'));
+  wb.stop();
+  expect(warnings.at(-1)).toBe('acks from operations, not said since the last warning of them (the write-back stopped): 1 of an unknown id (first held: "p-made-up-x")');
 });

@@ -17,8 +17,9 @@
 //            Within the week after a restore, an ack of an id this inbox does not know is warned
 //            of too (elsewhere it is another Tilstand's, or a module's own test: ignored).
 //            Every warning of a single ack goes through one limiter per module (`warnAck`): the
-//            first of each kind at once, then at most one line a minute, with the counts of
-//            those not said; what is held back is said once the minute is over, and at the stop.
+//            first of each kind (of a refused proposal, of each reason and proposal) at once,
+//            then at most one line a minute, with the counts of those not said and the first
+//            unknown ids held; what is held back is said once the minute is over, and at the stop.
 //   applied  `poll()` asks `effectSeen(proposal)` (the agent's rule, against the latest state)
 //            whether the module's next event has reached the tables; yes → `applied`.
 //   timeout  not applied `appliedTimeoutMs` after it was sent → `timed_out`. A late effect or
@@ -110,6 +111,8 @@ interface Ack {
 const ACK_DETAIL_CHARS_MAX = 2000;
 /** The most of an unknown ack's command_id a warning shows (an ack may be up to `ackBytesMax`). */
 const ACK_ID_SHOWN_CHARS_MAX = 200;
+/** The most unknown ids a line of held-back ack warnings names (`warnAck`): the first ones held, distinct. */
+const ACK_HELD_IDS_SHOWN_MAX = 10;
 
 /** After the first of each kind, at most one warning of a single ack per module this often (`warnAck`). */
 export const ACK_WARNING_EVERY_MS = 60_000;
@@ -155,6 +158,14 @@ export function proposalsWithoutCommandAt(inboxTable: Table, snapshotId: number)
   return out;
 }
 
+/** What `warnAck` keeps of one module's ack warnings (`WriteBack.ackWarnings`). */
+interface AckWarnings {
+  atMs: number;
+  said: Set<string>;
+  held: Map<AckWarningKind, number>;
+  heldIds: Set<string>;
+}
+
 const DEFAULTS = { appliedTimeoutMs: 10 * 60_000, publishTimeoutMs: 10_000, resendAfterMs: 60_000, pollMs: 1000, ackBytesMax: 64 * 1024, pollBatchMax: 1000 };
 
 export class WriteBack {
@@ -174,9 +185,10 @@ export class WriteBack {
   private timer: NodeJS.Timeout | undefined;
   /**
    * Per module (undefined: those past ACK_WARNING_MODULES_MAX), when its last ack warning was said,
-   * which kinds it has said (`warnAck`'s `first`), and the counts of those not said since, by kind.
+   * which kinds it has said (`warnAck`'s `first`), the counts of those not said since, by kind, and
+   * the first unknown ids among them (at most ACK_HELD_IDS_SHOWN_MAX, as shown).
    */
-  private readonly ackWarnings = new Map<string | undefined, { atMs: number; said: Set<string>; held: Map<AckWarningKind, number> }>();
+  private readonly ackWarnings = new Map<string | undefined, AckWarnings>();
 
   constructor(o: WriteBackOptions) {
     this.o = o;
@@ -298,7 +310,8 @@ export class WriteBack {
       // id a client made up to probe what an ack decides here: said, so it leaves a trace.
       const r = this.o.restored;
       if (r !== undefined && this.clock() - r.atMs < LOST_APPROVAL_ACK_WINDOW_MS) {
-        this.warnAck(module, 'unknownId', `ack of ${JSON.stringify(ack.command_id.slice(0, ACK_ID_SHOWN_CHARS_MAX))} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored`);
+        const shown = JSON.stringify(ack.command_id.slice(0, ACK_ID_SHOWN_CHARS_MAX));
+        this.warnAck(module, 'unknownId', `ack of ${shown} from ${module}: no proposal of this inbox has that id (this site was restored from HQ within the week); ignored`, 'unknownId', shown);
       }
       return;
     }
@@ -310,24 +323,11 @@ export class WriteBack {
       // Dropped, the proposal stayed open for a second approval of a command already carried out
       // (or refused for good). Anywhere else no approval can have been lost: a module's ack does
       // not decide a proposal.
-      const restored = this.o.restored;
-      const why =
-        restored === undefined
-          ? 'this site was not restored from HQ'
-          : this.clock() - restored.atMs >= LOST_APPROVAL_ACK_WINDOW_MS
-            ? 'the restore was more than a week ago'
-            : restored.proposals === 'unreadable'
-              ? "the inbox as restored could not be read (the site's log says why, at its start): whether its approval was lost with the old PC cannot be told"
-              : !restored.proposals.has(p.id)
-                ? // Open or deferred now and not in the set: made after the restore (a withdrawal or a
-                  // decision is final). Otherwise it may also have been withdrawn, rejected or found
-                  // stale before the snapshot HQ had, and so never approved on the old PC.
-                  isActive(p)
-                  ? 'was made after the restore'
-                  : 'was not open or deferred in the inbox as restored'
-                : undefined;
-      // Each reason's first said at once: an operator must see the first refusal of each.
-      if (why !== undefined) return this.warnAck(module, 'withoutCommand', `ack of ${p.id} from ${module}, which is ${p.status} without a command and ${why}; ignored`, `without a command: ${why}`);
+      const refusal = refusalWithoutCommand(p, this.o.restored, this.clock(), ack.ok);
+      // The first of each reason and proposal said at once: after a restore a module sends its held
+      // answers in a burst, and its operators are asked about each proposal. Bounded by the
+      // proposals: the ack's module is the proposal's (above), so each is keyed under one module.
+      if (refusal !== undefined) return this.warnAck(module, 'withoutCommand', `ack of ${p.id} from ${module}, which is ${p.status} without a command and ${refusal.why}`, `without a command: ${refusal.reason}: ${p.id}`);
       let recorded: Proposal | undefined;
       try {
         recorded = this.o.inbox.approvalNotOnRecord(p.id, module);
@@ -351,7 +351,7 @@ export class WriteBack {
             `decided here: ${p.id}`,
           );
         }
-        return this.warnAck(module, 'withoutCommand', `ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`, 'without a command');
+        return this.warnAck(module, 'withoutCommand', `ack of ${p.id} from ${module}, which is ${p.status} without a command; ignored`, `without a command: ${p.id}`);
       }
       this.warn(
         `ack of ${p.id} from ${module}: its approval is not on record (lost with the site PC: restored from an earlier state of HQ), but the module ${ack.ok ? 'carried out' : 'refused'} its command; recorded as approved by "?" — find out who approved it`,
@@ -370,32 +370,34 @@ export class WriteBack {
   }
 
   /**
-   * A warning of a single ack from `module`: the first of its kind (`first`, the kind by default)
-   * at once, an operator must see it; after that at most one line per module every
+   * A warning of a single ack from `module`: the first of its kind (`first`, the kind by default;
+   * a refusal of a known proposal passes its reason and id) at once, an operator must see it; after that at most one line per module every
    * `ACK_WARNING_EVERY_MS` by the write-back's clock (one going back ends the wait), the next one
    * saying how many of each kind were not said. A module (or a client) sending thousands wrote a
    * line each — 20,000 acks, 7 MB of site.log, its rotated copy gone with what it held; proposal
    * ids are guessable, so acks of known ids are as cheap to send as made-up ones. What is held back
    * is said by the poll once the minute is over, and by the stop (`sayHeld`). Past
-   * `ACK_WARNING_MODULES_MAX` modules the others share one limit. Not limited: the warnings said at
+   * `ACK_WARNING_MODULES_MAX` modules the others share one limit. `unknownId`: the id as shown, the
+   * first ACK_HELD_IDS_SHOWN_MAX distinct ones held named with the count. Not limited: the warnings said at
    * most once a proposal (an approval recorded as not on record, or its commit failing) and a
    * commit failing under a mark (as under a poll's).
    */
-  private warnAck(module: string, kind: AckWarningKind, message: string, first: string = kind): void {
+  private warnAck(module: string, kind: AckWarningKind, message: string, first: string = kind, unknownId?: string): void {
     const now = this.clock();
     const key = this.ackWarnings.has(module) || this.ackWarnings.size < ACK_WARNING_MODULES_MAX ? module : undefined;
     let w = this.ackWarnings.get(key);
     if (w === undefined) {
-      w = { atMs: now, said: new Set(), held: new Map() };
+      w = { atMs: now, said: new Set(), held: new Map(), heldIds: new Set() };
       this.ackWarnings.set(key, w);
     }
     if (w.said.has(first) && now >= w.atMs && now - w.atMs < ACK_WARNING_EVERY_MS) {
       w.held.set(kind, (w.held.get(kind) ?? 0) + 1);
+      if (unknownId !== undefined && w.heldIds.size < ACK_HELD_IDS_SHOWN_MAX) w.heldIds.add(unknownId);
       return;
     }
     w.said.add(first);
     w.atMs = now;
-    const held = heldCounts(w.held);
+    const held = heldCounts(w);
     this.warn(held === '' ? message : `${message} (since the last warning of acks from ${key ?? 'other modules'}, not said: ${held})`);
   }
 
@@ -405,7 +407,7 @@ export class WriteBack {
     for (const [key, w] of this.ackWarnings) {
       if (w.held.size === 0 || (!stopping && now >= w.atMs && now - w.atMs < ACK_WARNING_EVERY_MS)) continue;
       w.atMs = now;
-      this.warn(`acks from ${key ?? 'other modules'}, not said since the last warning of them${stopping ? ' (the write-back stopped)' : ''}: ${heldCounts(w.held)}`);
+      this.warn(`acks from ${key ?? 'other modules'}, not said since the last warning of them${stopping ? ' (the write-back stopped)' : ''}: ${heldCounts(w)}`);
     }
   }
 
@@ -490,9 +492,41 @@ export class WriteBack {
   }
 }
 
-/** "4999 not JSON, 12 of an unknown id": the counts of ack warnings held back, by kind; empties them. */
-function heldCounts(held: Map<AckWarningKind, number>): string {
-  const text = [...held].map(([kind, n]) => `${n} ${ACK_WARNING_KINDS[kind]}`).join(', ');
-  held.clear();
+/**
+ * Why an ack of p (ours, for its module, without a command) approves nothing, said after "which is
+ * <status> without a command and"; `reason` keys its first warning (`warnAck`). Undefined: it is
+ * an approval lost with the old PC (`WriteBackOptions.restored`).
+ */
+function refusalWithoutCommand(p: Proposal, restored: WriteBackOptions['restored'], nowMs: number, ok: boolean): { reason: string; why: string } | undefined {
+  if (restored === undefined) return { reason: 'not restored', why: 'this site was not restored from HQ; ignored' };
+  if (nowMs - restored.atMs >= LOST_APPROVAL_ACK_WINDOW_MS) return { reason: 'past the week', why: 'the restore was more than a week ago; ignored' };
+  if (restored.proposals === 'unreadable') {
+    // Said with what the module did: its operators are asked about it.
+    const did = ok ? 'carried out' : 'refused';
+    return {
+      reason: 'unreadable',
+      why: `the inbox as restored could not be read (the site's log says why, at its start): the module ${did} its command, but whether its approval was lost with the old PC cannot be told; ignored — check with the module's operators what was done`,
+    };
+  }
+  if (restored.proposals.has(p.id)) return undefined;
+  // Open or deferred now and not in the set: made after the restore (a withdrawal or a decision is
+  // final). Otherwise it may also have been withdrawn, rejected or found stale before the snapshot
+  // HQ had, and so never approved on the old PC.
+  return isActive(p) ? { reason: 'made after', why: 'was made after the restore; ignored' } : { reason: 'not as restored', why: 'was not open or deferred in the inbox as restored; ignored' };
+}
+
+/**
+ * `4999 not JSON, 12 of an unknown id (first held: "a", "b", …)`: the counts of ack warnings held
+ * back, by kind, and the first unknown ids held (the rest "…"); empties them.
+ */
+function heldCounts(w: AckWarnings): string {
+  const text = [...w.held]
+    .map(([kind, n]) => {
+      const ids = kind === 'unknownId' && w.heldIds.size > 0 ? ` (first held: ${[...w.heldIds].join(', ')}${n > w.heldIds.size ? ', …' : ''})` : '';
+      return `${n} ${ACK_WARNING_KINDS[kind]}${ids}`;
+    })
+    .join(', ');
+  w.held.clear();
+  w.heldIds.clear();
   return text;
 }

@@ -143,7 +143,7 @@ it('restarted within the week after the restored snapshot expired: the proposals
     d.writeBack.handleAck('tilstand/north/acks/operations', ack(q));
     expect(d.inbox.get(q)!.status).toBe('open');
     expect(lines).toContainEqual(
-      `write-back: ack of ${other} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): whether its approval was lost with the old PC cannot be told; ignored`,
+      `write-back: ack of ${other} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): the module carried out its command, but whether its approval was lost with the old PC cannot be told; ignored — check with the module's operators what was done`,
     );
   } finally {
     await site.stop();

@@ -76,7 +76,7 @@ it('an older file and a snapshot that no longer reads: the inbox as restored "co
   expect(inbox.get(w)!.status).toBe('withdrawn');
   expect(inbox.get(o)!.status).toBe('open');
   expect(warnings[0]).toBe(
-    `ack of ${o} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): whether its approval was lost with the old PC cannot be told; ignored`,
+    `ack of ${o} from operations, which is open without a command and the inbox as restored could not be read (the site's log says why, at its start): the module carried out its command, but whether its approval was lost with the old PC cannot be told; ignored — check with the module's operators what was done`,
   );
   wb.stop();
 });
@@ -103,6 +103,26 @@ it('a clock behind the note: the week counts from the first start, kept in the f
   wb.stop();
   expect(keptFile(), 'the first start’s time stays').toMatchObject({ atMs: first });
   expect(LOST_APPROVAL_ACK_WINDOW_MS).toBeLessThan(8 * DAY_MS);
+});
+
+// A replacement PC a year behind at its first start kept that wrong time, and after NTP set the
+// clock right a restart a day after the restore counted the week from it: "more than a week ago",
+// and a lost approval's ack approved nothing. The kept time counts only while the clock is still
+// behind the note's; once it has reached the note, the week counts from the note.
+it('a clock a year behind at the first start, set right before a restart a day after the restore: the week counts from the note, and an ack approves by "?"', () => {
+  const { inbox, note, o } = restoredInbox();
+  const noted = note.restoredAtMs;
+  expect(atStart(note, noted - 365 * DAY_MS)).toEqual({ atMs: noted - 365 * DAY_MS, proposals: new Set([o]) });
+  expect(keptFile()).toMatchObject({ atMs: noted - 365 * DAY_MS });
+  test.now = noted + DAY_MS;
+  const restored = atStart(note, test.now);
+  expect(restored).toEqual({ atMs: noted, proposals: new Set([o]) });
+  const warnings: string[] = [];
+  const wb = writeBack(inbox, restored, warnings);
+  wb.handleAck('tilstand/s1/acks/operations', ack(o));
+  expect(inbox.get(o)!.decision).toMatchObject({ kind: 'approved', by: '?' });
+  expect(warnings).toEqual([expect.stringMatching(new RegExp(`^ack of ${o} from operations: its approval is not on record`))]);
+  wb.stop();
 });
 
 it('a kept file of another restore (its note time not this note’s) counts the week from this one', () => {

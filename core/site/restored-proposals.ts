@@ -18,13 +18,15 @@
 // and stale ones too, and its file named no rule: trusted, it let an ack approve a withdrawn
 // proposal by "?". Past the week nothing is read: an ack decides nothing then anyway.
 //
-// The week counts from the note's time, or the first start's if that is earlier (a clock behind the
-// note), and that first start's time is kept: counted from each start's own clock, a clock more
-// than a week behind the note opened the week anew at every start (a clock behind at the first
-// start and put right later so closes the week early: no ack approves by "?" then, the safe side).
-// Where nothing is kept (the note
-// names no snapshot, or it does not read) each start counts from min(note, now); no ack approves by
-// "?" then anyway.
+// The week counts from the note's time while the clock has reached it. A clock behind the note
+// counts it from the first start's time instead, which is kept, and from the kept time at every
+// later start while the clock is still behind the note (or from its own clock, if that is earlier
+// still): counted from each start's own clock, a clock more than a week behind the note opened the
+// week anew at every start. Once the clock has reached the note (put right by NTP) the kept time no
+// longer counts: a replacement PC a year behind at its first start would otherwise have closed the
+// week at the next start after the fix, and a lost approval's ack a day after the restore approved
+// nothing. Where nothing is kept (the note names no snapshot, or it does not read) each start
+// counts from min(note, now); no ack approves by "?" then anyway.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,7 +47,7 @@ interface Saved {
   rule: typeof RULE;
   restoredAtMs: number;
   snapshotId: number;
-  /** When the week after the restore counts from: min(the note's time, the first start's clock). */
+  /** The first start's min(the note's time, its clock): the week counts from it while the clock is behind the note. */
   atMs: number;
   proposals: string[];
 }
@@ -68,9 +70,10 @@ export interface RestoredProposalsOptions {
 }
 
 /**
- * When the site was restored (the note's `restoredAtMs`, or the first start's clock if earlier: a
- * note ahead of a clock stepped back since the restore opens no longer window; kept in the file so
- * later starts count from it too) and the proposals its inbox held then without a command;
+ * When the site was restored (the note's `restoredAtMs` once the clock has reached it; while the
+ * clock is behind it, the first start's clock, kept in the file so later starts count from it too,
+ * or this start's if earlier: a note ahead of a clock stepped back since the restore opens no
+ * longer window) and the proposals its inbox held then without a command;
  * undefined when the site was never restored, or the note's time is no number (a note edited by
  * hand: as no restore). An empty set where there is nothing to approve: past the week, or a
  * restored inbox without a snapshot (HQ had none: no proposal was made before) or a note that names
@@ -85,7 +88,10 @@ export function restoredProposals(o: RestoredProposalsOptions): RestoredProposal
   const path = join(o.data, RESTORED_PROPOSALS);
   const read = named ? readSaved(path) : undefined;
   const saved = read !== undefined && read.restoredAtMs === noted && read.snapshotId === snapshotId ? read : undefined;
-  const atMs = saved !== undefined ? Math.min(saved.atMs, noted) : Math.min(noted, o.nowMs);
+  // The kept first start's time counts only while the clock is still behind the note: once it has
+  // reached the note, the clock was put right, and a time kept from a clock far behind would close
+  // the week early (or at once).
+  const atMs = o.nowMs >= noted ? noted : saved !== undefined ? Math.min(saved.atMs, o.nowMs) : o.nowMs;
   const none = { atMs, proposals: new Set<string>() };
   if (o.nowMs - atMs >= LOST_APPROVAL_ACK_WINDOW_MS) return none;
   if (!named) return none;

@@ -291,7 +291,9 @@ function refuseAnotherSitesState(data: string, warehouse: string, site: string, 
   // A half copy: set up on it, the site would miss the rest, and the restore's rerun would remove it.
   const unfinished = unfinishedRestore(data);
   if (unfinished !== undefined) {
-    throw new InitError('InvalidArgument', `${data} holds a restore that did not finish (restore-unfinished.json, site '${unfinished}'): run \`tilstand restore\` into it again (it does the copy again), or use another directory for a new site`, undefined, { code: 'init.restoreUnfinished' });
+    // A mark that does not read ('?'): the restore refuses it without --force (core/sync restore.ts).
+    const again = unfinished === '?' ? `its mark does not read: run \`tilstand restore --force\` into it (it replaces the mark and that site's database folder; other database folders stay)` : `run \`tilstand restore\` into it again (it does the copy again)`;
+    throw new InitError('InvalidArgument', `${data} holds a restore that did not finish (restore-unfinished.json, site '${unfinished}'): ${again}, or use another directory for a new site`, undefined, { code: 'init.restoreUnfinished' });
   }
   let restored: string | undefined;
   try {

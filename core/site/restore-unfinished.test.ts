@@ -68,4 +68,21 @@ describe('a data directory with an unfinished restore', () => {
     expect(site).toBeUndefined();
     // The restore's rerun finishes it (core/sync/restore-unfinished.test.ts); then the site starts.
   }, 30_000);
+
+  it("whose mark does not read: init and start say to rerun the restore with --force (a rerun without it is refused)", async () => {
+    const fresh = await restored();
+    writeFileSync(join(fresh, RESTORE_UNFINISHED), '{"site": "no');
+    const advice = "site '?'): its mark does not read: run `tilstand restore --force` into it";
+    const r = await cli(['init', '--data', fresh, '--site', 'north', '--admin', 'ada', '--pin', '2468']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(advice);
+    await expect(Site.start({ data: fresh, mqttPort: 0, httpPort: 0, ui: false, agentTimer: false })).rejects.toThrow(advice);
+    // As it says: without --force the restore refuses the mark, with it the restore goes through.
+    const hq = join(dir, 'hq');
+    const plain = await cli(['restore', '--data', fresh, '--hq', hq, '--site', 'north']);
+    expect(plain.code).toBe(2);
+    const forced = await cli(['restore', '--data', fresh, '--hq', hq, '--site', 'north', '--force']);
+    expect(forced.code, forced.err).toBe(0);
+    expect(existsSync(join(fresh, RESTORE_UNFINISHED))).toBe(false);
+  }, 30_000);
 });

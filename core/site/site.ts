@@ -166,7 +166,9 @@ export class SiteError extends Error {
 function refuseUnfinishedRestore(data: string): void {
   const site = unfinishedRestore(data);
   if (site === undefined) return;
-  throw new SiteError('RestoreUnfinished', `${data} holds a restore that did not finish (${RESTORE_UNFINISHED}, site '${site}'): run \`tilstand restore\` into it again (it does the copy again), or use another directory`);
+  // A mark that does not read ('?'): the restore refuses it without --force (core/sync restore.ts).
+  const again = site === '?' ? `its mark does not read: run \`tilstand restore --force\` into it (it replaces the mark and that site's database folder; other database folders stay)` : `run \`tilstand restore\` into it again (it does the copy again)`;
+  throw new SiteError('RestoreUnfinished', `${data} holds a restore that did not finish (${RESTORE_UNFINISHED}, site '${site}'): ${again}, or use another directory`);
 }
 
 const DEFAULT_TICK_MS = 250;

@@ -3,7 +3,9 @@
 // (core/lsm/writer-lock.ts) from open: a restore that would remove the site's database folder takes
 // every table's writer lock first, so a live writer makes it fail with Conflict, the directory as it
 // was. A child process holding one table's writer lock stands in for the running site. Also: a
-// restore of one site into a directory whose unfinished-restore mark names another.
+// restore of one site into a directory whose unfinished-restore mark names another, and such a
+// restore with --force stopped (an EIO injected) where its mark is written or where the other
+// site's half copy's removal is made durable: the rerun leaves no half copy of the other site.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -12,6 +14,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog, LsmError } from '../lsm/index.ts';
+import { withFsFault } from '../lsm/testing/fs-faults.ts';
 import { heldInThisProcess } from '../lsm/writer-lock.ts';
 import { TablePaths } from '../lsm/table-paths.ts';
 import { SyncEngine } from './engine.ts';
@@ -196,5 +199,56 @@ describe('a restore into a directory whose unfinished restore is of another site
     expect(existsSync(join(data, RESTORE_UNFINISHED))).toBe(false);
     // Its lock released with the folder: nothing of this process holds site 83's tables.
     expect(heldInThisProcess(stockLock(data, '83'))).toBe(false);
+  }, 60_000);
+
+  /**
+   * A --force restore of site 84 over site 83's mark, with `folder`'s fsync failing (EIO) while the
+   * restore runs up to its first wait (the mark, the removals and the copy's start are synchronous):
+   * its error.
+   */
+  async function forceStoppedAt(data: string, hqB: string, folder: string): Promise<Error> {
+    let pending: Promise<unknown> | undefined;
+    const failed = withFsFault({ at: 'fsync', code: 'EIO', paths: [folder] }, () => {
+      pending = restoreSite({ dataDir: data, target: new DirectoryTarget(hqB), site: '84', force: true }).catch((e: unknown) => e);
+    });
+    expect(failed).toEqual([resolve(folder)]);
+    const err = await pending;
+    expect(err).toBeInstanceOf(Error);
+    return err as Error;
+  }
+
+  const markOf = (data: string): unknown => JSON.parse(readFileSync(join(data, RESTORE_UNFINISHED), 'utf8'));
+
+  it('with --force stopped as its mark is written (EIO on the data folder): the half copy is gone already, and the rerun restores the site alone', async () => {
+    const { data, hqB, b } = await halfCopyOfA();
+    const err = await forceStoppedAt(data, hqB, data);
+    expect(err.message).toContain(`EIO: injected failure, fsync '${resolve(data)}'`);
+    // The mark's rename is done (it names site 84 now); site 83's half copy went before it.
+    expect(markOf(data)).toMatchObject({ site: '84' });
+    expect(existsSync(join(data, 'warehouse', 'site_83.db'))).toBe(false);
+
+    // The rerun of its own unfinished restore needs no --force.
+    const note = await restoreSite({ dataDir: data, target: new DirectoryTarget(hqB), site: b.site });
+    expect(note.site).toBe('84');
+    expect(readdirSync(join(data, 'warehouse')).sort()).toEqual(['site_84.db']);
+    expect(scanSorted(new Catalog(join(data, 'warehouse')).getTable({ database: 'site_84', table: 'stock' }))).toEqual(scanSorted(b.table('stock')));
+    expect(existsSync(join(data, RESTORE_UNFINISHED))).toBe(false);
+  }, 60_000);
+
+  it("with --force stopped as the half copy's removal is made durable (EIO on the warehouse): the mark still names the other site, and the rerun with --force finishes", async () => {
+    const { data, hqB, b } = await halfCopyOfA();
+    const err = await forceStoppedAt(data, hqB, join(data, 'warehouse'));
+    expect(err.message).toContain(`EIO: injected failure, fsync '${join(data, 'warehouse')}'`);
+    // Not written: a power cut could bring the half copy back, and a mark naming 84 would then leave it for good.
+    expect(markOf(data)).toMatchObject({ site: '83' });
+    // Refused without --force as before, no longer naming a half copy that is gone.
+    const refused = await restoreSite({ dataDir: data, target: new DirectoryTarget(hqB), site: b.site }).catch((e: unknown) => e);
+    expect((refused as SyncError).kind).toBe('InvalidArgument');
+    expect((refused as Error).message).toContain("--force removes site 83's half copy and restores site 84 in its place");
+
+    const note = await restoreSite({ dataDir: data, target: new DirectoryTarget(hqB), site: b.site, force: true });
+    expect(note.site).toBe('84');
+    expect(readdirSync(join(data, 'warehouse')).sort()).toEqual(['site_84.db']);
+    expect(existsSync(join(data, RESTORE_UNFINISHED))).toBe(false);
   }, 60_000);
 });

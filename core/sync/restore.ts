@@ -24,7 +24,10 @@
 // once, several at a time, before the note is written and the mark removed (mirror.ts
 // `DeferredSync`; `hq pull` keeps a temporary file and a rename per file, for readers of its copy
 // while it runs). The mark's removal is made durable last. A mark of another site's restore is
-// refused without --force; with it, that site's half copy (its database folder) is removed too.
+// refused without --force; with it, that site's half copy (its database folder) is removed too,
+// durably, before this restore's mark replaces the one naming it. A mark that does not read as one
+// (torn, empty, no site named by a string) is refused without --force; with it, it is replaced and
+// only this site's folder removed.
 //
 // A database folder the restore removes may be a running site's (one that syncs holds the sync
 // lock, which the restore takes; one that does not, only its tables' writer locks): every table's
@@ -48,6 +51,7 @@ import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, decisionLogNextId } from '../
 import { LOG_NEXT_PROPERTY } from '../inbox/log-recovery.ts';
 import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table, type TableSchema, type TagInfo } from '../lsm/index.ts';
 import { formatDuration } from '../lsm/cli/output.ts';
+import { DIR_SYNC_NOT_SUPPORTED, ioError } from '../lsm/file-io.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
 import { TablePaths } from '../lsm/table-paths.ts';
@@ -128,6 +132,13 @@ export interface RestoreNote {
    * there are none. `tilstand restore` names each and exits 4.
    */
   restoredFromTag?: RestoredFromTag[];
+  /**
+   * The unfinished-restore mark this restore (`force`) found and replaced while it did not read as
+   * one (torn, empty, not an object naming a site by a string): the file, what was wrong with it,
+   * and the other database folders of the warehouse, which stay (the mark could not say whose half
+   * copy any of them is). Absent when there was no such mark.
+   */
+  unreadableMark?: string;
   /**
    * This directory's sender id, and whether HQ's sender marker now names it. Not adopted (a
    * target that cannot be written, e.g. read-only credentials): `error` says why, and the first
@@ -286,11 +297,17 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   const catalog = new Catalog(warehouse);
   const db = siteDatabase(o.site);
   const unfinishedPath = join(o.dataDir, RESTORE_UNFINISHED);
-  const mark = readUnfinished(unfinishedPath);
+  const found = readUnfinished(unfinishedPath);
+  const mark = found.kind === 'mark' ? found.mark : undefined;
+  // A mark that does not read cannot say whose half copy the warehouse holds: refused without
+  // --force; with it, replaced, and only this site's folder removed (the note says so).
+  if (found.kind === 'unreadable' && o.force !== true) throw unreadableMark(o, found.why);
   // Another site's restore did not finish here: its half copy would stay in the warehouse for good
   // beside this site's, and this restore's mark would replace the one that tells of it.
   const other = mark !== undefined && mark.site !== o.site ? mark : undefined;
-  if (other !== undefined && o.force !== true) throw otherUnfinished(o, other, unfinishedPath);
+  const otherDb = other === undefined ? undefined : halfCopyDatabase(other.site);
+  const halfCopy = otherDb !== undefined && catalog.databaseExists(otherDb) ? otherDb : undefined;
+  if (other !== undefined && o.force !== true) throw otherUnfinished(o, other, unfinishedPath, halfCopy !== undefined);
   // Tables an unfinished restore of this site left are its half copy, not a site: done again.
   const redo = o.force === true || mark?.site === o.site;
   if (catalog.databaseExists(db) && catalog.listTables(db).length > 0 && !redo) {
@@ -298,13 +315,10 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
   }
   // The database folders this restore removes: this site's (--force, or the rerun of its own
   // unfinished restore) and, with --force, the half copy of another site's unfinished restore.
-  const removed: string[] = [];
-  if (redo && catalog.databaseExists(db)) removed.push(db);
-  const otherDb = other === undefined ? undefined : halfCopyDatabase(other.site);
-  if (otherDb !== undefined && catalog.databaseExists(otherDb)) removed.push(otherDb);
+  const own = redo && catalog.databaseExists(db);
   // Before anything is written: a process that writes one of those tables (a site running without
   // sync, which holds no sync lock; a `tilstand table` command) fails the restore with Conflict.
-  const locks = lockTables(catalog, warehouse, removed);
+  const locks = lockTables(catalog, warehouse, [...(own ? [db] : []), ...(halfCopy !== undefined ? [halfCopy] : [])]);
   // The copy's files and folders, fsynced once each before the note (below): nobody reads the
   // copy while the sync lock is held and the mark says unfinished (a site's start refuses it), and
   // a copy cut short is done again from scratch, so no file of it needs a temporary name and a
@@ -315,10 +329,23 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     // as it was. After it, the mark stayed over intact tables, and the site's start, `init` and
     // every rerun refused the directory as a half copy (sync-damaged-site-db.test.ts).
     forgetOutboxSteps(o.dataDir);
+    // The other site's half copy goes before this site's mark replaces the one that names it, and
+    // its removal is made durable first: a restore stopped after the mark (killed, an EIO on the
+    // mark's folder), or a power cut that brought the folder back, left a mark naming this site
+    // over that half copy, and every rerun redid this site's folder alone. Stopped before the
+    // mark, the old mark still names the other site, and a rerun with --force removes what is left.
+    if (halfCopy !== undefined) {
+      fs.rmSync(join(warehouse, `${halfCopy}.db`), { recursive: true, force: true });
+      syncFolderNow(warehouse);
+    }
     const begun: UnfinishedRestore = { site: o.site, hq: o.target.description, startedAtMs: (o.clock ?? Date.now)() };
     localFileIO.replaceAtomic(unfinishedPath, Buffer.from(JSON.stringify(begun, null, 2) + '\n'));
-    for (const d of removed) fs.rmSync(join(warehouse, `${d}.db`), { recursive: true, force: true });
-    if (removed.length > 0) synced.add(warehouse);
+    // This site's folder goes after the mark: stopped between the two, the folder's tables are
+    // its half copy by the mark, and a rerun redoes them without --force.
+    if (own) {
+      fs.rmSync(join(warehouse, `${db}.db`), { recursive: true, force: true });
+      synced.add(warehouse);
+    }
   } finally {
     // Each lock file went with its folder: a release finds none and only forgets the lock here
     // (the copy's own writers, a fallback's rollback, take them again in this process).
@@ -399,6 +426,7 @@ async function restoreLocked(o: RestoreOptions): Promise<RestoreNote> {
     ...(ownTables.length > 0 ? { ownTables } : {}),
     ...(damagedTags.length > 0 ? { damagedTags } : {}),
     ...(restoredFromTag.length > 0 ? { restoredFromTag } : {}),
+    ...(found.kind === 'unreadable' ? { unreadableMark: `${found.why}; replaced, and only site ${o.site}'s database folder removed (${otherDatabases(warehouse, db)})` } : {}),
     // From the tables as restored: a table rolled back to its tag resends after the tag's marks.
     resync: resyncRequests(o.dataDir, o.site, unmarkedStreams(restoredFromTag, damagedLatest)),
     sender: await adoptMarker(o, restoredAtMs),
@@ -454,10 +482,11 @@ function halfCopyDatabase(site: unknown): string | undefined {
 }
 
 /** The refusal of a restore without --force into a directory whose unfinished restore is another site's. */
-function otherUnfinished(o: RestoreOptions, other: UnfinishedRestore, markPath: string): SyncError {
+function otherUnfinished(o: RestoreOptions, other: UnfinishedRestore, markPath: string, halfCopyThere: boolean): SyncError {
   const db = halfCopyDatabase(other.site);
   const begun = typeof other.startedAtMs === 'number' && Math.abs(other.startedAtMs) <= 8.64e15 ? `, begun ${iso(other.startedAtMs)}` : '';
-  const copy = db === undefined ? '' : ` (${join(o.dataDir, 'warehouse', `${db}.db`)})`;
+  // Named only while it is there (a --force restore stopped after removing it left the mark).
+  const copy = db === undefined || !halfCopyThere ? '' : ` (${join(o.dataDir, 'warehouse', `${db}.db`)})`;
   return new SyncError(
     'InvalidArgument',
     `${o.dataDir} holds an unfinished restore of site ${String(other.site)} (from HQ ${String(other.hq)}${begun}; ${markPath}), not of site ${o.site}: ` +
@@ -585,19 +614,91 @@ function missingFile(t: Table, s: Snapshot): string | undefined {
 /**
  * The site of a restore into `data` that did not finish (killed, failed), or undefined: its tables
  * are a half copy, which `init` and `start` refuse (a site run on it, its rerun would remove what
- * the site wrote since). `'?'` when the mark cannot be read.
+ * the site wrote since). `'?'` when the mark does not read as one (`readUnfinished`): a restore
+ * refuses it without --force (`unreadableMark`).
  */
 export function unfinishedRestore(data: string): string | undefined {
-  try {
-    return readUnfinished(join(data, RESTORE_UNFINISHED))?.site;
-  } catch {
-    return '?';
-  }
+  const found = readUnfinished(join(data, RESTORE_UNFINISHED));
+  return found.kind === 'none' ? undefined : found.kind === 'mark' ? found.mark.site : '?';
 }
 
-/** The mark of a restore that did not finish, or undefined (written whole: replaceAtomic). */
-function readUnfinished(path: string): UnfinishedRestore | undefined {
-  return fs.existsSync(path) ? (JSON.parse(fs.readFileSync(path, 'utf8')) as UnfinishedRestore) : undefined;
+/** What `restore-unfinished.json` holds: nothing, a mark, or a file that does not read as a mark (`why`: what is wrong with it). */
+type MarkFound = { kind: 'none' } | { kind: 'mark'; mark: UnfinishedRestore } | { kind: 'unreadable'; why: string };
+
+/**
+ * The mark of a restore that did not finish, read once. It is written whole (replaceAtomic), yet a
+ * file there may be torn or empty (a file system that lost the rename's data in a power cut, a
+ * copy of the directory cut short) or hold anything: all that is not an object naming a site by a
+ * string is unreadable, said with the file's path, never thrown.
+ */
+function readUnfinished(path: string): MarkFound {
+  const unreadable = (what: string): MarkFound => ({ kind: 'unreadable', why: `${path} does not read as an unfinished restore's mark: ${what}` });
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'none' };
+    return unreadable((e as Error).message);
+  }
+  if (text.trim() === '') return unreadable('it is empty');
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    return unreadable(`it is not JSON (${(e as Error).message})`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return unreadable(`it holds ${v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`}, not an object naming a site`);
+  const site = (v as { site?: unknown }).site;
+  if (typeof site !== 'string') return unreadable(site === undefined ? 'it names no site' : `its site is ${JSON.stringify(site)}, not a site id in quotes`);
+  return { kind: 'mark', mark: v as UnfinishedRestore };
+}
+
+/** The refusal of a restore without --force over a mark that does not read (`readUnfinished`); the directory is left as it is. */
+function unreadableMark(o: RestoreOptions, why: string): SyncError {
+  const warehouse = join(o.dataDir, 'warehouse');
+  const db = siteDatabase(o.site);
+  const others = otherDatabases(warehouse, db);
+  return new SyncError(
+    'InvalidArgument',
+    `${why}; it cannot say whose restore did not finish in ${o.dataDir}: restore site ${o.site} here with --force, ` +
+      `which replaces the mark and site ${o.site}'s database folder (${join(warehouse, `${db}.db`)}); ${others}` +
+      (others.endsWith(')') ? '' : ' (remove a half copy of another site among them by hand)'),
+  );
+}
+
+/** The database folders in `warehouse` other than `db`'s, in words: a restore that replaces a mark that does not read leaves them. */
+function otherDatabases(warehouse: string, db: string): string {
+  let names: string[];
+  try {
+    names = fs.readdirSync(warehouse).filter((n) => n.endsWith('.db') && n !== `${db}.db`).sort();
+  } catch {
+    names = [];
+  }
+  return names.length === 0 ? 'other database folders in the warehouse stay (there are none)' : `other database folders in the warehouse stay: ${names.join(', ')}`;
+}
+
+/**
+ * Fsyncs folder `dir` now, making the removal of an entry durable; a refusal that says the file
+ * system does not sync folders (core/lsm `DIR_SYNC_NOT_SUPPORTED`) is passed over, any other
+ * failure (EIO) is an IOError naming the folder.
+ */
+function syncFolderNow(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(dir, 'r');
+    fs.fsyncSync(fd);
+  } catch (e) {
+    if (DIR_SYNC_NOT_SUPPORTED.has((e as NodeJS.ErrnoException).code ?? '')) return;
+    throw ioError('sync', dir, e);
+  } finally {
+    if (fd !== undefined) {
+      try {
+        fs.closeSync(fd);
+      } catch {
+        // a read-only descriptor: nothing of the folder's rides on its close
+      }
+    }
+  }
 }
 
 /**

@@ -449,6 +449,7 @@ export async function runRestore(argv: readonly string[], io: CliIO, o: SyncComm
         }
         if (note.sender?.adopted) await out.line(`HQ's sender marker names this directory (sender ${note.sender.id}): the replaced PC, if it comes back, stops sending`);
         else if (note.sender) await out.line(`HQ's sender marker was not written (${note.sender.error}): the first send is refused while it names the replaced PC; \`tilstand sync now --take-over --data ${data}\` then`);
+        if (note.unreadableMark) await out.line(`an unfinished restore's mark that did not read was replaced: ${note.unreadableMark}`);
         await out.line(`note: ${join(data, 'restore-note.json')}`);
       }
       await out.end();

@@ -235,9 +235,15 @@ const DEFAULT_JOURNAL_READ_NOTE_EVENTS = 100_000;
 const DEFAULT_STREAMS_PER_MODULE_MAX = 1_000;
 /**
  * The seq_far_ahead letters a run remembers by seq (`lettersBySeq`), the newest: those it made and
- * those open at its start. An older one whose event comes again past it stays open, a copy to dismiss.
+ * those open at its start (the letters closed by the seq alone do not count). An older one whose
+ * event comes again past it stays open, a copy to dismiss.
  */
 export const FAR_LETTERS_BY_SEQ_MAX = 1_024;
+/**
+ * The open seq_far_ahead letters a start looks at, newest first, to find the FAR_LETTERS_BY_SEQ_MAX
+ * it remembers (`rememberOpenFarLetters`: those whose seq the stream has passed are passed over).
+ */
+export const FAR_LETTERS_BY_SEQ_LOOKS = 2 * FAR_LETTERS_BY_SEQ_MAX;
 export const DEAD_LETTER_LIST_DEFAULT = 100;
 /** The most dead letters one list returns (each whole, payload included): a bound on one answer's size. */
 export const DEAD_LETTER_LIST_MAX = 10_000;
@@ -434,7 +440,7 @@ export class Ingestor {
   private lettersToClose: Set<bigint> | undefined;
   /**
    * Open letters closed when their event's seq is released again, at another journal position,
-   * by stream key and seq:
+   * by stream key and seq, every letter of it (each closes on its own condition, `releaseOne`):
    * - of `lettersToClose`, the ones whose event the reorder buffer dropped while it was held
    *   (overflow): the module's resend brings the event again, and its release closes the letter,
    *   whatever the payload. Bounded by the letters open at the start;
@@ -444,7 +450,7 @@ export class Ingestor {
    *   is released with the same payload, byte for byte, its letter is closed as replayed; another
    *   payload (the stream reaching a true far event's seq with its own event) leaves it open.
    *   FAR_LETTERS_BY_SEQ_MAX in all, the oldest forgotten past it (a true far event's seq may
-   *   never come).
+   *   never come); those open at the start found among the newest FAR_LETTERS_BY_SEQ_LOOKS.
    */
   private readonly lettersBySeq = new LettersBySeq(FAR_LETTERS_BY_SEQ_MAX);
   /**
@@ -723,25 +729,37 @@ export class Ingestor {
   }
 
   /**
-   * The seq_far_ahead letters open at the start (`positions`, ascending) into `lettersBySeq`, as
-   * the run that made them had its own: the release of the seq with the same payload closes the
-   * letter, whichever run it comes in. The newest FAR_LETTERS_BY_SEQ_MAX of those whose seq the
-   * stream has not passed (the sequencer, restored, never releases a seq at or below its position:
-   * such a letter would only take the place of one that can still close). Their module, stream
-   * and seq are read without the payloads, from the oldest of them on.
+   * The seq_far_ahead letters open at the start (`positions`) into `lettersBySeq`, as the run that
+   * made them had its own: the release of the seq with the same payload closes the letter,
+   * whichever run it comes in. The newest FAR_LETTERS_BY_SEQ_MAX of those whose seq the stream has
+   * not passed (the sequencer, restored, never releases a seq at or below its position: such a
+   * letter would only take the place of one that can still close). Gone through newest first, one
+   * point read by position each, at most FAR_LETTERS_BY_SEQ_LOOKS of them: a start reads a bounded
+   * number of rows here, however old the oldest open far letter and however many letters lie
+   * after it; an older one not looked at stays open, a copy to dismiss.
    */
   private rememberOpenFarLetters(positions: readonly bigint[]): void {
     if (positions.length === 0) return;
-    const wanted = new Set(positions);
+    const newestFirst = [...positions].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
     const kept: SeqLetter[] = [];
-    const where = [{ column: 'position', op: '>=' as const, value: positions[0]! }];
-    for (const row of this.deadLetters.table.scanRows({}, { projection: ['position', 'module', 'stream', 'seq'], where })) {
-      const [position, module, stream, seq] = row as [bigint, string | null, string | null, bigint | null];
-      if (!wanted.has(position) || module === null || stream === null || seq === null) continue;
-      if (Number(seq) <= this.sequencer.issued(module, stream)) continue;
-      kept.push({ key: streamKey(module, stream), seq: Number(seq), position, samePayload: true });
+    const reader = this.deadLetters.table.reader();
+    try {
+      const fields = reader.schema.fieldIndex;
+      const [m, st, sq] = (['module', 'stream', 'seq'] as const).map((c) => fields.get(c)!);
+      for (const position of newestFirst.slice(0, FAR_LETTERS_BY_SEQ_LOOKS)) {
+        const row = reader.get({ position });
+        if (row === undefined) continue;
+        const [module, stream, seq] = [row[m!], row[st!], row[sq!]] as [string | null, string | null, bigint | null];
+        if (module === null || stream === null || seq === null) continue;
+        if (Number(seq) <= this.sequencer.issued(module, stream)) continue;
+        kept.push({ key: streamKey(module, stream), seq: Number(seq), position, samePayload: true });
+        if (kept.length === FAR_LETTERS_BY_SEQ_MAX) break;
+      }
+    } finally {
+      reader.close();
     }
-    for (const l of kept.slice(-FAR_LETTERS_BY_SEQ_MAX)) this.lettersBySeq.add(l);
+    // Oldest first, so the run's own letters push out the oldest of them first.
+    for (let k = kept.length - 1; k >= 0; k--) this.lettersBySeq.add(kept[k]!);
   }
 
   /**
@@ -1141,17 +1159,30 @@ export class Ingestor {
       this.releasing = undefined;
       return;
     }
-    // An open letter of this event (refused whole before): closed if every bound table takes it
-    // now; a table that holds the event already (covered) skips it, and the letter stays open.
-    // The letter is at this position, or remembered by this seq (`lettersBySeq`) at another: the
-    // one the event had before the reorder buffer dropped it (its resend comes at a new position),
-    // or a seq_far_ahead letter, closed only when this is its event again (the same payload), an
-    // early event the overflow took for one far ahead.
-    const letter: bigint | undefined = this.lettersToClose?.delete(entry.position) === true ? entry.position : undefined;
-    let bySeq: bigint | undefined;
-    const l = this.lettersBySeq.take(seq.key, seq.seq);
-    if (l !== undefined && l.position !== letter && (!l.samePayload || this.lettersAt([l.position])[0]?.payload.equals(entry.payload) === true)) bySeq = l.position;
-    const closes = (letter !== undefined || bySeq !== undefined) && bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq));
+    // The open letters of this event, closed once it is applied (no binding fails):
+    // - at this position (refused whole before): if every bound table takes it now; a table that
+    //   holds the event already (covered) may have skipped its seq, so the letter stays open;
+    // - remembered by this seq (`lettersBySeq`) at another position, each on its own condition:
+    //   one the event had before the reorder buffer dropped it (its resend comes at a new
+    //   position), as the one at this position; a seq_far_ahead letter when this is its event again
+    //   (the same payload, byte for byte), an early event the overflow took for one far ahead.
+    //   Such a letter is of the whole event (its bindings null), so a covered table counts as
+    //   having taken it: a kill between the tables' commit and dead_letters' leaves the tables
+    //   holding the resend and the letter open, and the journal's read releases the seq again.
+    // (Both checks only when there is a letter: the common release has none.)
+    let takes: boolean | undefined;
+    const everyTableTakes = () => (takes ??= bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq)));
+    const close: bigint[] = [];
+    if (this.lettersToClose?.delete(entry.position) === true && everyTableTakes()) close.push(entry.position);
+    const bySeq = this.lettersBySeq.take(seq.key, seq.seq);
+    if (bySeq.length > 0) {
+      const far = bySeq.filter((l) => l.samePayload);
+      const farLetters = far.length === 0 ? [] : this.lettersAt(far.map((l) => l.position));
+      for (const l of bySeq) {
+        if (l.position === entry.position) continue;
+        if (l.samePayload ? farLetters[far.indexOf(l)]?.payload.equals(entry.payload) === true : everyTableTakes()) close.push(l.position);
+      }
+    }
     const failures = this.applyBindings(entry, envelope!, bindings, seq);
     if (failures.length > 0) {
       // Counted once its letter is written: a write that throws leaves `releasing` set (held, not counted).
@@ -1162,8 +1193,7 @@ export class Ingestor {
       // Not when every table holds it already: applied (and counted) before — a run a gap skip had
       // released and committed, held again at a restart since dead_letters' snapshot was older.
       if (this.bindingsCovered < bindings.length) this.c.applied++;
-      if (closes) {
-        const close = [letter, bySeq].filter((p) => p !== undefined);
+      if (close.length > 0) {
         if (this.recovering) this.lettersApplied.push(...close);
         else this.closeLetters(close);
       }

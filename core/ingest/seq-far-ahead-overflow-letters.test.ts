@@ -11,12 +11,16 @@
 // - an overflow letter whose seq the stream's resend then applies with the same payload (an early
 //   event marked far ahead) is closed as replayed, as a letter open at the start is; so is one
 //   open at the start when the resend comes after a restart (the newest 1,024 of those whose seq
-//   the stream has not passed);
+//   the stream has not passed, among the newest 2,048 open), and each letter of a seq closes on
+//   its own condition (a far letter and one open at the start of the same seq, two far letters
+//   of one event); a far letter closes at the read at open when a table holds the event already
+//   (a kill between the tables' commit and dead_letters');
 // - the warning says what became of the letter: made, rewritten, or left as it is (dismissed
 //   before), or none made (the event was processed before the start).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { TableReader } from '../lsm/index.ts';
 import type { Binding } from './binding.ts';
-import { FAR_LETTERS_BY_SEQ_MAX, type Ingestor } from './ingestor.ts';
+import { FAR_LETTERS_BY_SEQ_LOOKS, FAR_LETTERS_BY_SEQ_MAX, type Ingestor } from './ingestor.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { SEED_TABLES } from './seed-tables.ts';
 import { parseTableDefinition } from './site-tables.ts';
@@ -343,6 +347,14 @@ describe('far-ahead overflow letters: open at the start', () => {
   it('letters whose seq the stream has passed take no place among them: the older letter is still closed', async () => {
     expect(await strayThenOpenAtStart(FAR_LETTERS_BY_SEQ_MAX, true)).toBe('replayed');
   }, 120_000);
+
+  it(`a start looks at the newest ${FAR_LETTERS_BY_SEQ_LOOKS} open far letters: with one fewer passed ones after it, the oldest is looked at and closed`, async () => {
+    expect(await strayThenOpenAtStart(FAR_LETTERS_BY_SEQ_LOOKS - 1, true)).toBe('replayed');
+  }, 120_000);
+
+  it('one more passed letter and the oldest is not looked at: it stays open (a copy to dismiss), though none was kept', async () => {
+    expect(await strayThenOpenAtStart(FAR_LETTERS_BY_SEQ_LOOKS, true)).toBe('open');
+  }, 120_000);
 });
 
 describe('far-ahead overflow letters: the warning says what became of the letter', () => {
@@ -446,5 +458,137 @@ describe('far-ahead overflow letters: the warning says what became of the letter
     expect(j.listDeadLetters().find((d) => d.position === far)).toMatchObject({ reason: 'no_binding', status: 'dismissed' });
     expect(warned(warnings)).toHaveLength(1);
     expect(warned(warnings)[0]).toMatch(new RegExp(`^ingest: inventory/stock seq ${FAR} waited 15 min while the stream went on in order below it \\(at seq \\d+\\); its dismissed no_binding letter at journal position ${far} is left as it is$`));
+  }, 60_000);
+});
+
+describe('far-ahead overflow letters: more than one letter at a seq', () => {
+  // LettersBySeq keeps every letter of a stream and seq: a release closes each one whose
+  // condition holds (by the seq alone, or the same payload). Before, the newest took the place of
+  // the older, which then never closed.
+  const buffer4 = { sequencer: { reorder_buffer_max: 4 } };
+  const status = (i: Ingestor, p: bigint) => i.listDeadLetters().find((d) => d.position === p)?.status;
+
+  it('a letter open at the start dropped by the read (by the seq alone) and a far letter of its resend: both closed', async () => {
+    const i = env.start({ ...noStock, ...buffer4 });
+    const pos: Record<number, bigint> = {};
+    for (const q of [1, 50, 3, 4, 5, 6]) pos[q] = await i.accept(TOPIC, inv(q, q));
+    i.commitAll();
+    const j = restart(i, 'close', buffer4);
+    // The read at open: 1 applied, 50 3 4 5 held, 6 overflows: 50 dropped (2 is missing, so not
+    // far), remembered by the seq alone.
+    expect(j.health().heldEvents).toBe(4);
+    await j.accept(TOPIC, inv(2, 2)); // 2..6 applied
+    const resend = await j.accept(TOPIC, inv(50, 50)); // held
+    await j.accept(TOPIC, inv(7, 7)); // in order below it
+    for (const q of [9, 10, 11, 12]) await j.accept(TOPIC, inv(q, q)); // 12 overflows: 50 given up as far
+    expect(j.listDeadLetters({ reason: 'seq_far_ahead' }).map((d) => [d.position, d.status])).toEqual([[resend, 'open']]);
+    for (let q = 8; q <= 50; q++) if (q < 9 || q > 12) await j.accept(TOPIC, inv(q, q));
+    j.commitAll();
+    expect(env.stockRow('I-50')).toMatchObject({ on_hand: 50, inventory_seq: 50 });
+    expect([status(j, pos[50]!), status(j, resend)]).toEqual(['replayed', 'replayed']);
+    expect(j.deadLetterCount()).toBe(0);
+  });
+
+  it('two far letters of the same event (given up twice): the release of that event closes both', async () => {
+    const i = env.start(buffer4);
+    const a: Record<number, bigint> = {};
+    // 1 2 50 (early) 3 (in order) 5 6 7 8: 50 dropped as far (4 lost): letter A.
+    for (const q of [1, 2, 50, 3, 5, 6, 7, 8]) a[q] = await i.accept(TOPIC, inv(q, q));
+    await i.accept(TOPIC, inv(4, 4)); // 4..8 applied
+    const b = await i.accept(TOPIC, inv(50, 50)); // the same bytes again, held
+    await i.accept(TOPIC, inv(9, 9));
+    for (const q of [11, 12, 13, 14]) await i.accept(TOPIC, inv(q, q)); // 14 overflows: 50 given up again: letter B
+    expect(i.listDeadLetters({ reason: 'seq_far_ahead' }).map((d) => [d.position, d.status])).toEqual([[a[50], 'open'], [b, 'open']]);
+    for (let q = 10; q <= 50; q++) if (q < 11 || q > 14) await i.accept(TOPIC, inv(q, q));
+    i.commitAll();
+    expect(env.stockRow('I-50')).toMatchObject({ on_hand: 50, inventory_seq: 50 });
+    expect([status(i, a[50]!), status(i, b)]).toEqual(['replayed', 'replayed']);
+    expect(i.deadLetterCount()).toBe(0);
+  });
+});
+
+describe('far-ahead overflow letters: a kill between the tables\' commit and dead_letters\'', () => {
+  // stock commits at once when due, dead_letters (the close) not before the kill.
+  const budgets = [
+    { table: 'stock', budgetMs: 2_000, decision: 'test', confirmedBy: 'test' },
+    { table: 'dead_letters', budgetMs: 24 * 3_600_000, decision: 'test', confirmedBy: 'test' },
+  ];
+
+  it('the resend applied and committed to stock, the close not committed: the read at open closes the far letter', async () => {
+    const o = { sequencer: { reorder_buffer_max: 4 }, budgets };
+    const i = env.start(o);
+    const ten = await strayLetter(i);
+    i.commitAll(); // the letter open on disk
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await i.accept(TOPIC, inv(q, q)); // closed in memory
+    env.now += 1_500;
+    i.tick(); // stock due: committed; dead_letters not
+    expect(env.stockRow('I-10')).toMatchObject({ on_hand: 10, inventory_seq: 10 });
+    const j = restart(i, 'kill', o);
+    expect(j.listDeadLetters().find((d) => d.position === ten)?.status).toBe('replayed');
+    expect(j.health().lettersClosedAtOpen).toBe(1);
+    expect(j.deadLetterCount()).toBe(0);
+  });
+
+  it('a far letter dismissed before the resend stays dismissed, in the run and at the read after a kill', async () => {
+    const o = { sequencer: { reorder_buffer_max: 4 }, budgets };
+    const i = env.start(o);
+    const ten = await strayLetter(i);
+    expect(i.dismissDeadLetters([ten], 'ops', 'a copy')).toMatchObject({ dismissed: 1 });
+    i.commitAll();
+    for (const q of [4, 5, 6, 7, 8, 9, 10]) await i.accept(TOPIC, inv(q, q));
+    expect(i.listDeadLetters().find((d) => d.position === ten)?.status).toBe('dismissed');
+    env.now += 1_500;
+    i.tick();
+    const j = restart(i, 'kill', o);
+    expect(j.listDeadLetters().find((d) => d.position === ten)?.status).toBe('dismissed');
+    expect(j.health().lettersClosedAtOpen).toBe(0);
+  });
+});
+
+describe('far-ahead overflow letters open at the start: the cost of finding them', () => {
+  it('one old far letter among many letters: the rows read at open are the heads\' pass and a few point reads, not a second pass', async () => {
+    const LETTERS = 3_000;
+    const i = env.start({ sequencer: { reorder_buffer_max: 4 } });
+    const ten = await strayLetter(i); // the oldest letter, open
+    await i.accept(TOPIC, inv(4, 4)); // 4..8 applied: nothing held, the read at open starts after the letters
+    const accepted: Promise<bigint>[] = [];
+    for (let n = 1; n <= LETTERS; n++) accepted.push(i.accept(`tilstand/${SITE}/events/nobody/nothing`, stockEvent(n, `X-${n}`, n, env.now)));
+    await Promise.all(accepted);
+    i.commitAll();
+    const total = i.deadLetterCount();
+    expect(total).toBe(LETTERS + 1);
+    const j0 = restart(i, 'close', { sequencer: { reorder_buffer_max: 4 } });
+    j0.close();
+    env.open.splice(env.open.indexOf(j0), 1);
+    // Every row dead_letters' readers hand out while the next Ingestor opens: scanned or got.
+    let rows = 0;
+    const ofDeadLetters = (r: TableReader) => (r as unknown as { table: { name: string } }).table.name.endsWith('.dead_letters');
+    const scan = TableReader.prototype.scan;
+    const get = TableReader.prototype.get;
+    const scanSpy = vi.spyOn(TableReader.prototype, 'scan').mockImplementation(function* (this: TableReader, ...a: Parameters<TableReader['scan']>) {
+      for (const row of scan.apply(this, a)) {
+        if (ofDeadLetters(this)) rows++;
+        yield row;
+      }
+    });
+    const getSpy = vi.spyOn(TableReader.prototype, 'get').mockImplementation(function (this: TableReader, ...a: Parameters<TableReader['get']>) {
+      if (ofDeadLetters(this)) rows++;
+      return get.apply(this, a);
+    });
+    let j: Ingestor;
+    try {
+      j = env.start({ sequencer: { reorder_buffer_max: 4 } });
+    } finally {
+      scanSpy.mockRestore();
+      getSpy.mockRestore();
+    }
+    // One pass over the letters' heads, and a bounded number of reads more (before: a second
+    // pass from the oldest open far letter on, the whole table here).
+    expect(rows).toBeGreaterThanOrEqual(total);
+    expect(rows).toBeLessThanOrEqual(total + 16);
+    // And the letter is remembered all the same: the resend closes it.
+    for (const q of [9, 10]) await j.accept(TOPIC, inv(q, q));
+    j.commitAll();
+    expect(j.listDeadLetters({ reason: 'seq_far_ahead' }).map((d) => [d.position, d.status])).toEqual([[ten, 'replayed']]);
   }, 60_000);
 });

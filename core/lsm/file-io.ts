@@ -100,7 +100,7 @@ export const DIR_SYNC_NOT_SUPPORTED: ReadonlySet<string> = new Set(['EINVAL', 'E
  * thrown as an error with the errno's code whose message names the folder (`EIO: …; folder <dir>
  * not synced`), for the atomic write that needed it to wrap (ioError).
  */
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   let fd: number | undefined;
   try {
     fd = fs.openSync(dir, 'r');

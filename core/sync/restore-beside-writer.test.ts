@@ -8,8 +8,7 @@
 // site's half copy's removal is made durable: the rerun leaves no half copy of the other site.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -23,6 +22,7 @@ import { sitePrefix } from './names.ts';
 import { readRestoreNote, restoreSite, RESTORE_UNFINISHED } from './restore.ts';
 import { DirectoryTarget } from './targets/directory.ts';
 import { makeSite, scanSorted, tempDir, type SiteFixture } from './test-support/site-fixture.ts';
+import { filesOf } from './test-support/files.ts';
 
 const cleanup: string[] = [];
 const children: ChildProcess[] = [];
@@ -40,20 +40,6 @@ async function syncedSite(site: string): Promise<{ fx: SiteFixture; hq: string }
   await e.syncNow(5);
   await e.close();
   return { fx, hq };
-}
-
-/** Every file under `dir` (dot files too) with a hash of its bytes: what must be unchanged. */
-function filesOf(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string, rel: string) => {
-    for (const n of readdirSync(d).sort()) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p, `${rel}${n}/`);
-      else out[`${rel}${n}`] = createHash('sha256').update(readFileSync(p)).digest('hex');
-    }
-  };
-  walk(dir, '');
-  return out;
 }
 
 /** The outbox as rows: its steps, its record of what HQ holds, its state. */

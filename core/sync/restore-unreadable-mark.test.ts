@@ -4,8 +4,7 @@
 // exit 2) naming the file and what --force does, the directory as it was; with --force it goes
 // ahead, removes only this site's database folder, and its note says the mark was replaced.
 
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Catalog } from '../lsm/index.ts';
@@ -14,25 +13,12 @@ import { readRestoreNote, restoreSite, RESTORE_UNFINISHED, unfinishedRestore } f
 import { DirectoryTarget } from './targets/directory.ts';
 import { makeSite, scanSorted, tempDir, type SiteFixture } from './test-support/site-fixture.ts';
 import { shipToDirectory } from './test-support/ship.ts';
+import { filesOf } from './test-support/files.ts';
 
 const cleanup: string[] = [];
 afterAll(() => {
   for (const d of cleanup) rmSync(d, { recursive: true, force: true });
 });
-
-/** Every file under `dir` with a hash of its bytes: what must be unchanged. */
-function filesOf(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string, rel: string) => {
-    for (const n of readdirSync(d).sort()) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) walk(p, `${rel}${n}/`);
-      else out[`${rel}${n}`] = createHash('sha256').update(readFileSync(p)).digest('hex');
-    }
-  };
-  walk(dir, '');
-  return out;
-}
 
 const MARKS: Record<string, string> = {
   torn: '{"site": "8',

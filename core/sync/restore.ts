@@ -51,7 +51,7 @@ import { APPROVAL_INBOX_TABLE, DECISION_LOG_TABLE, decisionLogNextId } from '../
 import { LOG_NEXT_PROPERTY } from '../inbox/log-recovery.ts';
 import { Catalog, isCorruption, localFileIO, LsmError, type Snapshot, type Table, type TableSchema, type TagInfo } from '../lsm/index.ts';
 import { formatDuration } from '../lsm/cli/output.ts';
-import { DIR_SYNC_NOT_SUPPORTED, ioError } from '../lsm/file-io.ts';
+import { fsyncDir, ioError } from '../lsm/file-io.ts';
 import { specDefaultOptions } from '../lsm/schema.ts';
 import { typeToString } from '../lsm/types.ts';
 import { TablePaths } from '../lsm/table-paths.ts';
@@ -680,24 +680,13 @@ function otherDatabases(warehouse: string, db: string): string {
 /**
  * Fsyncs folder `dir` now, making the removal of an entry durable; a refusal that says the file
  * system does not sync folders (core/lsm `DIR_SYNC_NOT_SUPPORTED`) is passed over, any other
- * failure (EIO) is an IOError naming the folder.
+ * failure (EIO) is an IOError naming the folder (core/lsm file-io.ts `fsyncDir`).
  */
 function syncFolderNow(dir: string): void {
-  let fd: number | undefined;
   try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
+    fsyncDir(dir);
   } catch (e) {
-    if (DIR_SYNC_NOT_SUPPORTED.has((e as NodeJS.ErrnoException).code ?? '')) return;
     throw ioError('sync', dir, e);
-  } finally {
-    if (fd !== undefined) {
-      try {
-        fs.closeSync(fd);
-      } catch {
-        // a read-only descriptor: nothing of the folder's rides on its close
-      }
-    }
   }
 }
 

@@ -17,6 +17,9 @@ export interface SeqLetter {
   readonly samePayload: boolean;
 }
 
+/** What `take` returns without a letter: one shared empty list, no allocation per released event. */
+const NONE: readonly SeqLetter[] = Object.freeze([]);
+
 export class LettersBySeq {
   /**
    * stream key → seq → its letters, oldest first (a release of a stream without one asks one map).
@@ -49,10 +52,10 @@ export class LettersBySeq {
 
   /** The letters of (stream key, seq), oldest first, forgotten; empty when there is none. */
   take(key: string, seq: number): readonly SeqLetter[] {
-    if (this.byStream.size === 0) return [];
+    if (this.byStream.size === 0) return NONE;
     const bySeq = this.byStream.get(key);
     const at = bySeq?.get(seq);
-    if (at === undefined) return [];
+    if (at === undefined) return NONE;
     bySeq!.delete(seq);
     if (bySeq!.size === 0) this.byStream.delete(key);
     for (const l of at) this.bounded.delete(l);

@@ -106,6 +106,11 @@ export function checkTree(root) {
       if (!spec.startsWith('.')) continue;
       const target = relative(root, resolve(dirname(file), spec));
       const to = areaOf(target);
+      // A test-only file (a test, a `testing/` or `test-support` helper) is not shipped as the
+      // app's: app code that imports one ships test code, or breaks when tests' helpers change.
+      if (!TEST_ONLY.test(rel) && (TEST_ONLY.test(target) || TEST_ONLY.test(`${target}.ts`))) {
+        violations.push(`${rel}: app code must not import the test-only file '${spec}'`);
+      }
       if (from.area === 'renderer' && to.area === 'core' && !/^\s*import\s+type\b/m.test(lineOf(text, spec))) {
         violations.push(`${rel}: renderer may import only types from core ('${spec}')`);
       }

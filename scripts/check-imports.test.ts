@@ -55,6 +55,25 @@ describe('import rule', () => {
     expect(checkTree(root)).toEqual([expect.stringContaining('core/ingest must not import core/agents')]);
   });
 
+  it('refuses app code importing a test-only file; tests and their helpers may', () => {
+    const root = tree({
+      'core/lsm/a.ts': "import { m } from './testing/model';\nimport { f } from './format/test-support';",
+      'core/lsm/testing/model.ts': "import { f } from '../format/test-support';\nexport const m = 1;",
+      'core/lsm/format/test-support.ts': 'export const f = 1;',
+      'core/lsm/a.test.ts': "import { m } from './testing/model';\nimport { x } from './b.test';",
+      'core/lsm/b.test.ts': 'export const x = 1;',
+      'core/sync/c.ts': "import { m } from '../lsm/testing/model';",
+      'renderer/src/screens/Sign.tsx': "import { h } from './testing/sign-in';",
+      'renderer/src/screens/testing/sign-in.ts': "import { S } from '../Sign';",
+    });
+    expect(checkTree(root)).toEqual([
+      "core/lsm/a.ts: app code must not import the test-only file './testing/model'",
+      "core/lsm/a.ts: app code must not import the test-only file './format/test-support'",
+      "core/sync/c.ts: app code must not import the test-only file '../lsm/testing/model'",
+      "renderer/src/screens/Sign.tsx: app code must not import the test-only file './testing/sign-in'",
+    ]);
+  });
+
   it('refuses app code importing a package the app is not installed with; tests and their helpers may', () => {
     const pkg = JSON.stringify({ dependencies: { avsc: '1', '@aws-sdk/client-s3': '3' }, optionalDependencies: { electron: '45' }, devDependencies: { snappyjs: '0.7', vitest: '4' } });
     const root = tree({

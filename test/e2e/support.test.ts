@@ -1,7 +1,8 @@
 // support.ts's children when they cannot be started: a failure of the call that asked, at once and
 // naming the binary, not an unhandled 'error' event (which vitest reports outside any test and
 // fails the run on) and a wait for the site's address to time out. And startSite's other two ends:
-// the address a site printed, or, with none in time, what the child printed, the child stopped.
+// the address a site printed, or, with none, what the child printed: at once when it ended, else at
+// the timeout, the child stopped.
 // Needs no chromium.
 
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -49,14 +50,17 @@ describe('startSite', () => {
     }
   }, 60_000);
 
-  it('a child that prints no UI address in time: the error says what it printed', async () => {
+  it('a child that ends without a UI address: the error comes at once, with its exit and what it printed', async () => {
     const output = { out: '', err: '' };
     // echo for node: the child prints its arguments at once and exits, no address ever.
-    const err = await startSite(['help'], 'the site', output, { node: '/bin/echo', timeoutMs: 1_000 }).then(
+    const begun = Date.now();
+    const err = await startSite(['help'], 'the site', output, { node: '/bin/echo', timeoutMs: 20_000 }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
-    expect(err?.message).toBe(`timed out waiting for the site to print its UI URL\nstdout:\n${BIN} help\n\nstderr:\n`);
+    expect(err?.message).toBe(`the site (/bin/echo ${BIN}) exited with code 0 before printing its UI URL\nstdout:\n${BIN} help\n\nstderr:\n`);
+    // Not the 20 s timeout: the poll's step (100 ms) after the exit.
+    expect(Date.now() - begun).toBeLessThan(10_000);
   });
 
   it('a site still starting when the wait ends is stopped before the error (the caller has nothing to stop)', async () => {

@@ -109,8 +109,9 @@ export interface DemoChild {
  * `tilstand <args>` (a `start`) as a child, `output` filling as it writes (for `untilWith`);
  * resolves with the child once it printed its UI's base address (http://127.0.0.1:<port>, without
  * the trailing slash). Rejects at once, naming the binary (`<what> (<node> <BIN>)`,
- * ../helpers/child-failure.ts), when the child could not be started, and after `o.timeoutMs`
- * (30 s) without an address with what the child printed (`untilWith`); either way the child is
+ * ../helpers/child-failure.ts), when the child could not be started; as soon as it ended without
+ * printing an address, with its exit and what it printed; and after `o.timeoutMs` (30 s) without
+ * an address with what the child printed (`untilWith`); either way the child is
  * stopped first, since the caller gets nothing to stop. `o.node`: the binary run, process.execPath
  * unless a test of this helper gives another.
  */
@@ -120,10 +121,16 @@ export async function startSite(args: string[], what: string, output: { out: str
   const failure = childFailure(child, `${what} (${node} ${BIN})`);
   child.stdout!.on('data', (d) => (output.out += d));
   child.stderr!.on('data', (d) => (output.err += d));
+  // 'close', not 'exit': its output is all read by then.
+  let closed: string | undefined;
+  child.once('close', (code, signal) => (closed = signal ? `was ended by ${signal}` : `exited with code ${code}`));
   const address = () => {
     const failed = failure.error();
     if (failed) throw failed;
-    return /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1];
+    const url = /ui:\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output.out)?.[1];
+    // A child that ended without an address never prints one: said at once, not at the timeout.
+    if (url === undefined && closed !== undefined) throw new Error(`${what} (${node} ${BIN}) ${closed} before printing its UI URL\nstdout:\n${output.out}\nstderr:\n${output.err.slice(-3000)}`);
+    return url;
   };
   try {
     return { child, url: await untilWith(() => output)(address, 'the site to print its UI URL', o.timeoutMs ?? 30_000) };

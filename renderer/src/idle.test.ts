@@ -2,7 +2,7 @@
 // pointer movement starts it again, it fires once, and stopping removes every listener; the input
 // age every call carries (trackInput).
 import { describe, expect, it, vi } from 'vitest';
-import { fakeTimers } from './fake-timers.ts';
+import { fakeTimers } from './testing/fake-timers.ts';
 import { ACTIVITY_EVENTS, IDLE_CHECK_MS, trackInput, watchIdle } from './idle.ts';
 
 function fakes() {

@@ -12,7 +12,7 @@ export interface IdleTimers {
   clearTimeout(handle: unknown): void;
 }
 
-/** The page's own timers (tests hand in fake-timers.ts's instead). */
+/** The page's own timers (tests hand in testing/fake-timers.ts's instead). */
 export const GLOBAL_TIMERS: IdleTimers = { setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms), clearTimeout: (h) => globalThis.clearTimeout(h as number) };
 
 /** The page's clocks the idle time is judged by (tests hand in their own). */

@@ -2,7 +2,7 @@
 // ones a quarter second after the last change, a change within it starting the wait again, and
 // nothing after the screen closed.
 import { describe, expect, it } from 'vitest';
-import { fakeTimers } from './fake-timers.ts';
+import { fakeTimers } from './testing/fake-timers.ts';
 import { SEARCH_DEBOUNCE_MS, searchLoader } from './search-load.ts';
 
 describe('searchLoader', () => {

@@ -9,15 +9,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { DeadLetters } from './DeadLetters.tsx';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import { elementsOf, settle } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const letter = (id: string, reason: string): DeadLetterView => ({ id, reason, detail: '', topic: `tilstand/demo/events/yard/doors-${id}`, payload: '{}', receivedMs: 0, status: 'open', dismissed: null });
 

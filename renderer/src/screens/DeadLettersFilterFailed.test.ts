@@ -8,13 +8,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { DeadLetterGroupView } from '../../../core/site/api.ts';
 import type { AppStore } from '../store/store.ts';
-import { settle, textOf } from '../test-fake-react.ts';
-import { deadLettersScreen, letterOf as letter, topic } from './dead-letters-testing.ts';
+import { settle, textOf } from '../testing/fake-react.ts';
+import { deadLettersScreen, letterOf as letter, topic } from './testing/dead-letters.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('react', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const GROUPS: DeadLetterGroupView[] = [
   { topic: topic('inventory', 'stock'), reason: 'no_contract', count: 2 },

@@ -3,17 +3,17 @@
 // began again at the top; a dismissal already moved it on, `focusAfterDismissal`). It goes to the
 // next open letter's Replay as listed (past those the replay closed), else the list; a letter
 // still failing keeps its button, and the focus stays on it; a focus put elsewhere meanwhile
-// stays. No DOM: React's hooks are replaced (dead-letters-testing.ts), `document` is a fake page.
+// stays. No DOM: React's hooks are replaced (testing/dead-letters.ts), `document` is a fake page.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterView } from '../../../core/site/api.ts';
 import type { AppStore } from '../store/store.ts';
-import { settle } from '../test-fake-react.ts';
-import { deadLettersScreen, letterOf, topic } from './dead-letters-testing.ts';
+import { settle } from '../testing/fake-react.ts';
+import { deadLettersScreen, letterOf, topic } from './testing/dead-letters.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('react', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const A = { topic: topic('inventory', 'stock'), reason: 'unknown_contract' };
 const B = { topic: topic('yard', 'doors'), reason: 'bad_json' };

@@ -2,18 +2,18 @@
 // the keyboard had just pressed dropped the focus to the page (Tab began again at the top), where
 // every other button of the UI that waits (a letter's Replay, Approve, Disable) stays focusable,
 // marked aria-disabled, and does nothing when pressed. No DOM: React's hooks are replaced (as in
-// DeadLettersReplayGroup.test.ts, with the same set-up: dead-letters-testing.ts), the screen's
+// DeadLettersReplayGroup.test.ts, with the same set-up: testing/dead-letters.ts), the screen's
 // function is called and its button pressed.
 import { describe, expect, it, vi } from 'vitest';
 import type { DeadLetterView } from '../../../core/site/api.ts';
 import type { AppStore } from '../store/store.ts';
-import { settle } from '../test-fake-react.ts';
-import { deadLettersScreen, letterOf, topic } from './dead-letters-testing.ts';
+import { settle } from '../testing/fake-react.ts';
+import { deadLettersScreen, letterOf, topic } from './testing/dead-letters.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('react', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const letter = (id: string, status: DeadLetterView['status']): DeadLetterView => letterOf(id, { topic: topic('yard', 'doors'), reason: 'bad_json' }, status);
 

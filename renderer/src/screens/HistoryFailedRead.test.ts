@@ -10,16 +10,16 @@ import type { HistoryResult, SiteApi } from '../../../core/site/api.ts';
 import { translate } from '../i18n/messages.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
   // Effects not run (the read on opening): the test reads through the form.
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const result = (rows: unknown[][]): HistoryResult => ({ table: 'stock', snapshotId: 41, snapshotMs: 0, columns: ['item', 'on_hand'], types: ['STRING NOT NULL', 'INT'], rows, more: false });
 const filtered = (q: string) => translate('en', 'history.filtered', { q });

@@ -9,16 +9,16 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number; effects: Array<() => unknown> } = { store: null, slots: [], at: 0, effects: [] };
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   // Effects kept, to be run once the render is done (`settle`).
   return fake.fakeReact(await importOriginal(), () => holder.store, { ...fake.slotHooks(() => holder), useEffect: (f: () => unknown) => void holder.effects.push(f) });
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const tag = (name: string, snapshotId: number) => ({ name, snapshotId, createdMs: snapshotId * 1000 });
 

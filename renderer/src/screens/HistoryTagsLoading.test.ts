@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { History } from './History.tsx';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number; effects: Array<() => unknown>; deps: Array<readonly unknown[] | undefined>; effectAt: number } = {
   store: null, slots: [], at: 0, effects: [], deps: [], effectAt: 0,
@@ -19,7 +19,7 @@ const holder: { store: AppStore | null; slots: unknown[]; at: number; effects: A
 let queuedDeps: Array<[number, readonly unknown[] | undefined]> = [];
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   // Effects kept, to be run once the render is done (`settle`), and only when their deps changed,
   // as React runs them: a search's tags are read once, not again at each render.
   const useEffect = (f: () => unknown, deps?: readonly unknown[]) => {
@@ -31,7 +31,7 @@ vi.mock('react', async (importOriginal) => {
   };
   return fake.fakeReact(await importOriginal(), () => holder.store, { ...fake.slotHooks(() => holder), useEffect });
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 type Tag = { name: string; snapshotId: number; createdMs: number };
 

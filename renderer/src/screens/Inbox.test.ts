@@ -17,14 +17,14 @@ const holder: { store: AppStore | null } = { store: null };
 
 // Effects run at each render: the panel's keydown handler, the focus after a decision.
 vi.mock('react', async (importOriginal) =>
-  (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
+  (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
     useEffect: (f: () => unknown) => void f(),
     useLayoutEffect: (f: () => unknown) => void f(),
   }),
 );
 
 // zustand (loaded outside vitest's transform) would call the real React: its hooks go too.
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
 
 /** What a key event's target shows of a DOM element. */

@@ -8,7 +8,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { inTimeZone } from '../test-time-zone.ts';
+import { inTimeZone } from '../testing/time-zone.ts';
 import type { ProposalDetail, ProposalView, SiteApi, SiteApiMethods } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, DECIDED_ROWS, WITHDRAWN_ROWS, type AppStore } from '../store/store.ts';

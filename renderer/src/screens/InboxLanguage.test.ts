@@ -4,7 +4,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { inTimeZone } from '../test-time-zone.ts';
+import { inTimeZone } from '../testing/time-zone.ts';
 import type { ProposalDetail, SiteApi } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore, INBOX_ROWS } from '../store/store.ts';

@@ -12,8 +12,8 @@ import { createAppStore, type AppStore } from '../store/store.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
-vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('react', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const view = (id: string, o: Partial<ProposalView> = {}): ProposalView => ({
   id, status: 'open', action: 'release_job', module: 'operations', params: {}, ruleId: 'release', ruleVersion: '1', risk: 'low', riskReason: 'r', explanation: `Release ${id}.`, createdMs: 1, ...o,

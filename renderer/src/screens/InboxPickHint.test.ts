@@ -7,18 +7,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ProposalView, SiteApi } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
-import { settle, textOf } from '../test-fake-react.ts';
+import { settle, textOf } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null } = { store: null };
 
 // Effects run at each render: the hint's keydown handler.
 vi.mock('react', async (importOriginal) =>
-  (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
+  (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
     useEffect: (f: () => unknown) => void f(),
     useLayoutEffect: (f: () => unknown) => void f(),
   }),
 );
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
 
 const view = (id: string, risk: ProposalView['risk'], createdMs: number): ProposalView => ({

@@ -37,14 +37,14 @@ const element = (f: Fake) => ({
 const holder: { store: AppStore | null; returned: unknown[]; panel: Fake } = { store: null, returned: [], panel: fake(2000, 648, 1264) };
 
 vi.mock('react', async (importOriginal) =>
-  (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
+  (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store, {
     useEffect: (f: () => unknown) => void holder.returned.push(f()),
     useLayoutEffect: (f: () => unknown) => void holder.returned.push(f()),
     // The one ref the panel has is its section: an element as chromium 156 has it.
     useRef: () => ({ current: element(holder.panel) }),
   }),
 );
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 vi.mock('zustand/react/shallow', () => ({ useShallow: (selector: unknown) => selector }));
 
 const detail: ProposalDetail = {

@@ -17,10 +17,10 @@ import { refusingSignIn, type SignInHolder } from './testing/sign-in.ts';
 const holder: SignInHolder = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 /** A reader's pace, and a quick hand's. */
 const SCAN_GAP_MS = 8;

@@ -4,7 +4,7 @@
 // nothing on the screen to say why. The name stays (the person types only the PIN again).
 //
 // No DOM here: React's hooks are replaced by minimal ones that keep their state between renders
-// (test-fake-react.ts slotHooks), the screen's function is called, typed into through its fields'
+// (testing/fake-react.ts slotHooks), the screen's function is called, typed into through its fields'
 // onChange and sent through its form's onSubmit.
 import { describe, expect, it, vi } from 'vitest';
 import { refusingSignIn, type SignInHolder } from './testing/sign-in.ts';
@@ -12,10 +12,10 @@ import { refusingSignIn, type SignInHolder } from './testing/sign-in.ts';
 const holder: SignInHolder = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 /** The sign-in screen over a site that refuses every sign-in as a wrong PIN (testing/sign-in.ts). */
 const screen = () => refusingSignIn(holder);

@@ -8,15 +8,15 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { SiteApi, StockView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { Stock } from './Stock.tsx';
-import { elementsOf, settle, type FakeElement } from '../test-fake-react.ts';
+import { elementsOf, settle, type FakeElement } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const row = (item: string): StockView => ({
   item, location: 'A-01', on_hand: 30, reserved: 4, inbound: 0, available: 26, projected: 26, reorder_point: 5, order_up_to: 20,

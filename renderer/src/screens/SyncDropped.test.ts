@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { SiteApi, SiteStatus, SyncDropped, SyncStatus } from '../../../core/site/api.ts';
 import { StoreContext } from '../context.tsx';
 import { createAppStore } from '../store/store.ts';
-import { inTimeZone } from '../test-time-zone.ts';
+import { inTimeZone } from '../testing/time-zone.ts';
 import { Sync } from './Sync.tsx';
 
 inTimeZone('Europe/Oslo');

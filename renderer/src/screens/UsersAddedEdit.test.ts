@@ -9,16 +9,16 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi, UserView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { NEW_USERS_FORM, usersForm, Users } from './Users.tsx';
-import { elementsOf, settle, textOf } from '../test-fake-react.ts';
+import { elementsOf, settle, textOf } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
   // Effects not run (the screen's load on mount): the test sets the users itself.
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 
 const USERS: UserView[] = [{ name: 'Ada', roles: ['admin'], disabled: false, hasBadge: false }] as UserView[];
 

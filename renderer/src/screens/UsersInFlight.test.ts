@@ -9,15 +9,15 @@ import { describe, expect, it, vi } from 'vitest';
 import type { SiteApi, UserView } from '../../../core/site/api.ts';
 import { createAppStore, type AppStore } from '../store/store.ts';
 import { Users } from './Users.tsx';
-import { elementsOf, settle } from '../test-fake-react.ts';
+import { elementsOf, settle } from '../testing/fake-react.ts';
 
 const holder: { store: AppStore | null; slots: unknown[]; at: number } = { store: null, slots: [], at: 0 };
 
 vi.mock('react', async (importOriginal) => {
-  const fake = await import('../test-fake-react.ts');
+  const fake = await import('../testing/fake-react.ts');
   return fake.fakeReact(await importOriginal(), () => holder.store, fake.slotHooks(() => holder));
 });
-vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 // The reset names the row to give the focus back to by CSS.escape, a browser's.
 vi.stubGlobal('CSS', { escape: (s: string) => s });
 

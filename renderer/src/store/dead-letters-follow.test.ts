@@ -4,7 +4,7 @@
 // was not listed, nor its group, though the alarm band counted it.
 import { describe, expect, it } from 'vitest';
 import type { DeadLetterGroupView, DeadLetterView, SiteApi } from '../../../core/site/api.ts';
-import { settle } from '../test-fake-react.ts';
+import { settle } from '../testing/fake-react.ts';
 import { createAppStore } from './store.ts';
 
 const TOPIC = 'tilstand/demo/events/yard/doors';

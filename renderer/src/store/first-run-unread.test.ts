@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
 import { App } from '../App.tsx';
 import { StoreContext } from '../context.tsx';
-import { fakeTimers } from '../fake-timers.ts';
+import { fakeTimers } from '../testing/fake-timers.ts';
 import { createAppStore, FIRST_RUN_RETRY_MS } from './store.ts';
 
 /** A store over a site whose first `failures` firstRun reads fail; `asked` counts the reads. */

@@ -5,7 +5,7 @@
 // who may have left nor keeps a session at the site that the page does not show.
 import { describe, expect, it } from 'vitest';
 import type { SiteApi } from '../../../core/site/api.ts';
-import { fakeTimers } from '../fake-timers.ts';
+import { fakeTimers } from '../testing/fake-timers.ts';
 import { createAppStore, selectSignInErrorText, SIGN_IN_TIMEOUT_MS } from './store.ts';
 
 function deferred<T>(): { promise: Promise<T>; resolve(v: T): void } {

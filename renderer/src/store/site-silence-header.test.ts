@@ -10,7 +10,7 @@ import type { SiteApi, SiteStatus, TableFreshness, TableInfo } from '../../../co
 import { App } from '../App.tsx';
 import { StoreContext } from '../context.tsx';
 import { Tables } from '../screens/Tables.tsx';
-import { inTimeZone } from '../test-time-zone.ts';
+import { inTimeZone } from '../testing/time-zone.ts';
 import { createAppStore, type AppStore } from './store.ts';
 
 inTimeZone('Europe/Oslo');

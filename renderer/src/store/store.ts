@@ -487,8 +487,8 @@ export interface PageClocks {
 export const PAGE_CLOCKS: PageClocks = { mono: () => globalThis.performance.now(), wall: () => Date.now() };
 
 /**
- * `timers`: the sign-in's timeout runs on them (tests hand in fake-timers.ts's); `clocks`: the
- * page's, which `checkSite` reads (tests hand in their own).
+ * `timers`: the sign-in's timeout runs on them (tests hand in testing/fake-timers.ts's);
+ * `clocks`: the page's, which `checkSite` reads (tests hand in their own).
  */
 export function createAppStore(api: SiteApi, timers: IdleTimers = GLOBAL_TIMERS, clocks: PageClocks = PAGE_CLOCKS): AppStore {
   return createStore<AppState>()((set, get) => {

@@ -1,13 +1,13 @@
 // Test support for the sign-in screen tests that call the screen's function without a DOM
 // (SignInPinPad, SignInScanAfterRefusal, SignInSecretSent): the screen over a site that refuses
 // every sign-in, and the hands that type, tap and scan into it. Each test file still declares its
-// own vi.mock of react (with test-fake-react.ts's slotHooks, so state is kept between renders) and
-// of zustand (hoisted per file), handing them the `holder` it passes here. Only tests import this
-// file (a `testing/` folder: scripts/check-imports.mjs `TEST_ONLY`).
+// own vi.mock of react (with src/testing/fake-react.ts's slotHooks, so state is kept between
+// renders) and of zustand (hoisted per file), handing them the `holder` it passes here. Only tests
+// import this file (a `testing/` folder: scripts/check-imports.mjs `TEST_ONLY`).
 import type { SiteApi } from '../../../../core/site/api.ts';
 import { LANG_NAMES, type Lang } from '../../i18n/messages.ts';
 import { createAppStore, type AppStore } from '../../store/store.ts';
-import { elementsOf, settle } from '../../test-fake-react.ts';
+import { elementsOf, settle } from '../../testing/fake-react.ts';
 import { SignIn } from '../SignIn.tsx';
 
 /** What a test file's mocks of React read: the store, and the hook slots of slotHooks. */

@@ -1,11 +1,12 @@
 // Test support for the Dead letters screen tests that call the screen's function without a DOM
 // (DeadLettersFilter, DeadLettersFilterFailed, DeadLettersReplayGroup, DeadLettersReplayFocusable):
 // a shift lead's store over a fake site, its list read, and the screen's tree. Each test file still
-// declares its own vi.mock of react and zustand (hoisted per file; test-fake-react.ts), handing
-// them the `holder` it passes here. Not imported by the app.
-import type { DeadLetterView, SiteApi } from '../../../core/site/api.ts';
-import { createAppStore, type AppStore } from '../store/store.ts';
-import { elementsOf } from '../test-fake-react.ts';
+// declares its own vi.mock of react and zustand (hoisted per file; src/testing/fake-react.ts),
+// handing them the `holder` it passes here. Only tests import this file (a `testing/` folder:
+// scripts/check-imports.mjs `TEST_ONLY`).
+import type { DeadLetterView, SiteApi } from '../../../../core/site/api.ts';
+import { createAppStore, type AppStore } from '../../store/store.ts';
+import { elementsOf } from '../../testing/fake-react.ts';
 
 /** A module's event topic as the demo names it. */
 export const topic = (module: string, stream: string): string => `tilstand/demo/events/${module}/${stream}`;
@@ -25,7 +26,7 @@ export async function deadLettersScreen(api: Partial<Record<keyof SiteApi, unkno
   holder.store = store;
   await store.getState().loadDeadLetters();
   // Imported here, once the test file's mocks are in place (as the tests did themselves).
-  const { DeadLetters } = await import('./DeadLetters.tsx');
+  const { DeadLetters } = await import('../DeadLetters.tsx');
   const tree = () => elementsOf(DeadLetters());
   /** The button of `className` ("primary": Replay all open, or these open). */
   const button = (className: string) => tree().find((e) => e.type === 'button' && e.props.className === className);

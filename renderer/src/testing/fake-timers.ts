@@ -2,8 +2,9 @@
 // search-load.ts): what is due runs in order of its time, a timer set by one that ran included
 // (idle.ts looks at the clock every second), each run with the clock at its time. `clocks` read
 // that clock (idle.ts IdleClocks): `mono` is it, `wall` it plus `slept` (a PC suspended: the wall
-// clock goes on, the monotonic clock and the timers do not). Test support only.
-import type { IdleClocks, IdleTimers } from './idle.ts';
+// clock goes on, the monotonic clock and the timers do not). Only tests import this file (a
+// `testing/` folder: scripts/check-imports.mjs `TEST_ONLY`).
+import type { IdleClocks, IdleTimers } from '../idle.ts';
 
 export const FAKE_WALL_START = Date.UTC(2026, 11, 7, 8, 0);
 

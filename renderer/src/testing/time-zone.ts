@@ -1,6 +1,6 @@
-// Test support only: a file's or a describe block's tests in a given time zone (this PC's, as the
-// renderer formats local times), the zone before them put back after. Node applies a changed TZ at
-// once.
+// Test support (a `testing/` folder: only tests import it, scripts/check-imports.mjs): a file's
+// or a describe block's tests in a given time zone (this PC's, as the renderer formats local
+// times), the zone before them put back after. Node applies a changed TZ at once.
 import { afterAll, beforeAll } from 'vitest';
 
 // The tests run in node; the renderer's own type check knows no node globals.

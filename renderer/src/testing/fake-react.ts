@@ -1,12 +1,14 @@
 // The fakes of the renderer tests that call a screen's function without a DOM: React's hooks and
 // zustand's useStore replaced by the least that lets a function component run once. vi.mock is
-// hoisted per test file, so each file still declares its mocks; their factories take these:
+// hoisted per test file, so each file still declares its mocks; their factories take these (the
+// paths as a test in src/screens/ writes them):
 //
-//   vi.mock('react', async (importOriginal) => (await import('../test-fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
-//   vi.mock('zustand', async (importOriginal) => (await import('../test-fake-react.ts')).fakeZustand(await importOriginal()));
+//   vi.mock('react', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeReact(await importOriginal(), () => holder.store));
+//   vi.mock('zustand', async (importOriginal) => (await import('../testing/fake-react.ts')).fakeZustand(await importOriginal()));
 //
-// This module imports no React and no zustand (it is loaded while they are being mocked).
-import type { AppStore } from './store/store.ts';
+// This module imports no React and no zustand (it is loaded while they are being mocked). Only
+// tests import it (a `testing/` folder: scripts/check-imports.mjs `TEST_ONLY`).
+import type { AppStore } from '../store/store.ts';
 
 /**
  * React with its hooks replaced: effects not run, state never set (its initial value), a ref

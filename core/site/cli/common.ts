@@ -68,17 +68,27 @@ export async function runningSocket(data: string): Promise<string | undefined> {
   return existsSync(path) && (await socketAnswers(path)) ? path : undefined;
 }
 
-/** Resolves with the name of the first SIGINT or SIGTERM (handlers removed afterwards). */
-export function nextSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (s: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
+/**
+ * Resolves with the name of the first SIGINT or SIGTERM (handlers removed afterwards). `cancel()`
+ * removes them for a command that ends without one (a start that fails, a site stopped over its
+ * control socket): left, each such command run in one process (tests, the Electron shell) added
+ * two listeners for good.
+ */
+export function nextSignal(): Promise<NodeJS.Signals> & { cancel(): void } {
+  let on!: (s: NodeJS.Signals) => void;
+  const off = () => {
+    process.off('SIGINT', on);
+    process.off('SIGTERM', on);
+  };
+  const p = new Promise<NodeJS.Signals>((resolve) => {
+    on = (s: NodeJS.Signals) => {
+      off();
       resolve(s);
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+  return Object.assign(p, { cancel: off });
 }
 
 /**

@@ -2,9 +2,15 @@
 // command stops (`tilstand start`, `tilstand demo`), and for a second after it ended: a stop
 // quicker than the gap between the two copies of one Ctrl-C under npm (the terminal's and npm's
 // forwarded one) left the second to Node's default, exit 130 after a clean stop.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, expect, it, vi } from 'vitest';
+import { RESTORE_UNFINISHED } from '../../sync/restore.ts';
+import { initDataDir } from '../init.ts';
 import { nextSignal, repeatedStopSignals } from './common.ts';
+import { runMain } from './test-support.ts';
 
 afterEach(() => vi.useRealTimers());
 
@@ -26,3 +32,31 @@ it('says a second SIGINT or SIGTERM, and keeps taking them for a second after th
   vi.advanceTimersByTime(1_000);
   expect(process.listenerCount('SIGINT')).toBe(before);
 });
+
+it('a command that ends without a signal leaves no listener of its own (nextSignal cancelled)', () => {
+  const before = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
+  const waits = Array.from({ length: 12 }, () => nextSignal());
+  expect(process.listenerCount('SIGTERM')).toBe(before[1]! + 12);
+  for (const w of waits) w.cancel();
+  expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual(before);
+});
+
+it('`tilstand start` that fails leaves no signal listener behind', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tilstand-start-listeners-'));
+  try {
+    const data = join(dir, 'data');
+    await initDataDir({ data, site: 'north', scrypt: { N: 1024, r: 8, p: 1 } });
+    // Refused at once (a restore that did not finish), after the command began waiting for a signal.
+    writeFileSync(join(data, RESTORE_UNFINISHED), JSON.stringify({ site: 'north', hq: 'hq', startedAtMs: 0 }));
+    const before = [process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')];
+    for (let i = 0; i < 3; i++) {
+      const r = await runMain(['start', '--headless', '--data', data, '--mqtt-port', '0', '--http-port', '0']);
+      expect(r.code).not.toBe(0);
+    }
+    // repeatedStopSignals keeps its own for a second after the command (the test above): wait it out.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]).toEqual(before);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 30_000);

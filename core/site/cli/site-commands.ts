@@ -841,6 +841,7 @@ export async function runDemo(argv: string[], io: CliIO): Promise<number> {
     await print(io.stdout, [`tilstand demo: received ${s}; stopped`, ...demo.stats().map(demoStatsLine)]);
     return EXIT.ok;
   } finally {
+    signal.cancel();
     again.close();
   }
 }

@@ -167,6 +167,7 @@ export async function runStart(argv: string[], io: CliIO): Promise<number> {
     await print(io.stdout, ['tilstand: stopped cleanly']);
     return EXIT.ok;
   } finally {
+    signal.cancel();
     hup.close();
     again.close();
   }

@@ -637,7 +637,10 @@ function readUnfinished(path: string): MarkFound {
   try {
     text = fs.readFileSync(path, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'none' };
+    // No file there: none, or a path through a file (ENOTDIR), where the restore or `init` then
+    // fails on the directory itself, naming it (as `existsSync`, which the reading had before).
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'none' };
     return unreadable((e as Error).message);
   }
   if (text.trim() === '') return unreadable('it is empty');

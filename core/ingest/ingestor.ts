@@ -1149,6 +1149,26 @@ export class Ingestor {
   }
 
   /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
+  /**
+   * The letters `releaseOne` closes once `entry` is applied (the rules above it): the one at its
+   * position (`atHere`) and those remembered by its seq (`bySeq`), each on its own condition.
+   */
+  private lettersClosedBy(entry: Entry, seq: { key: string; seq: number }, bindings: readonly Binding[], atHere: boolean, bySeq: readonly SeqLetter[]): bigint[] {
+    let takes: boolean | undefined;
+    const everyTableTakes = () => (takes ??= bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq)));
+    const close: bigint[] = [];
+    if (atHere && everyTableTakes()) close.push(entry.position);
+    if (bySeq.length > 0) {
+      const far = bySeq.filter((l) => l.samePayload);
+      const farLetters = far.length === 0 ? [] : this.lettersAt(far.map((l) => l.position));
+      for (const l of bySeq) {
+        if (l.position === entry.position) continue;
+        if (l.samePayload ? farLetters[far.indexOf(l)]?.payload.equals(entry.payload) === true : everyTableTakes()) close.push(l.position);
+      }
+    }
+    return close;
+  }
+
   private releaseOne(r: Ready<Item>): void {
     const { entry, envelope, refusal, bindings } = r.item;
     this.releasing = entry.position;
@@ -1169,20 +1189,10 @@ export class Ingestor {
     //   Such a letter is of the whole event (its bindings null), so a covered table counts as
     //   having taken it: a kill between the tables' commit and dead_letters' leaves the tables
     //   holding the resend and the letter open, and the journal's read releases the seq again.
-    // (Both checks only when there is a letter: the common release has none.)
-    let takes: boolean | undefined;
-    const everyTableTakes = () => (takes ??= bindings.every((b) => !this.covered(this.targets.get(b.table)!, entry, seq)));
-    const close: bigint[] = [];
-    if (this.lettersToClose?.delete(entry.position) === true && everyTableTakes()) close.push(entry.position);
+    // (The checks only when there is a letter: the common release has none, and allocates nothing here.)
+    const atHere = this.lettersToClose?.delete(entry.position) === true;
     const bySeq = this.lettersBySeq.take(seq.key, seq.seq);
-    if (bySeq.length > 0) {
-      const far = bySeq.filter((l) => l.samePayload);
-      const farLetters = far.length === 0 ? [] : this.lettersAt(far.map((l) => l.position));
-      for (const l of bySeq) {
-        if (l.position === entry.position) continue;
-        if (l.samePayload ? farLetters[far.indexOf(l)]?.payload.equals(entry.payload) === true : everyTableTakes()) close.push(l.position);
-      }
-    }
+    const close = atHere || bySeq.length > 0 ? this.lettersClosedBy(entry, seq, bindings, atHere, bySeq) : undefined;
     const failures = this.applyBindings(entry, envelope!, bindings, seq);
     if (failures.length > 0) {
       // Counted once its letter is written: a write that throws leaves `releasing` set (held, not counted).
@@ -1193,7 +1203,7 @@ export class Ingestor {
       // Not when every table holds it already: applied (and counted) before — a run a gap skip had
       // released and committed, held again at a restart since dead_letters' snapshot was older.
       if (this.bindingsCovered < bindings.length) this.c.applied++;
-      if (close.length > 0) {
+      if (close !== undefined && close.length > 0) {
         if (this.recovering) this.lettersApplied.push(...close);
         else this.closeLetters(close);
       }

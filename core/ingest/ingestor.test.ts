@@ -14,6 +14,7 @@ import { SEED_BINDINGS } from './seed-bindings.ts';
 import { INVENTORY_STOCK, SEED_CONTRACTS } from './seed-contracts.ts';
 import { SEED_TABLES, type TableDefinition } from './seed-tables.ts';
 import { parseTableDefinition } from './site-tables.ts';
+import { withStockCounts } from './test-support/stock-counts.ts';
 import { YARD_BINDING, YARD_CONTRACT, YARD_DOORS } from './test-support/yard-doors.ts';
 
 const SITE = 's1';
@@ -112,26 +113,6 @@ function row(table: string, pk: Record<string, unknown>): Record<string, unknown
   } finally {
     r.close();
   }
-}
-
-/** The options of a start that adds a second table of inventory's stock stream, of the site's own, and its binding. */
-function withStockCounts(): Partial<IngestorOptions> {
-  const counts = parseTableDefinition(
-    {
-      table: 'stock_counts',
-      columns: [
-        { name: 'item', type: 'STRING NOT NULL' },
-        { name: 'location', type: 'STRING NOT NULL' },
-        { name: 'qty', type: 'INT' },
-        { name: 'count_seq', type: 'BIGINT' },
-      ],
-      primaryKeys: ['item', 'location'],
-      options: { 'sequence.field': 'count_seq' },
-    },
-    'tables[5]',
-  )!;
-  const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: 'tilstand/+/events/inventory/stock', contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
-  return { tables: [...SEED_TABLES, counts], bindings: [...SEED_BINDINGS, toCounts], budgets: [{ table: 'stock_counts', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }] };
 }
 
 const statusOf = (i: Ingestor, table: string) => i.status().find((s) => s.table === table)!;

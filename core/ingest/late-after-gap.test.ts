@@ -1,12 +1,9 @@
 // A late event of a range a gap skip gave up on is a dead letter `late_after_gap` (CONTRACTS.md §4,
 // "A late event after a skipped gap"; DESIGN.md, "Failure cases"), not a silent duplicate.
 import { describe, expect, it } from 'vitest';
-import type { Binding } from './binding.ts';
-import type { Ingestor, IngestorOptions } from './ingestor.ts';
-import { SEED_BINDINGS } from './seed-bindings.ts';
-import { SEED_TABLES } from './seed-tables.ts';
-import { parseTableDefinition } from './site-tables.ts';
+import type { Ingestor } from './ingestor.ts';
 import { seededIngestor, SITE, stockEvent } from './test-support/seeded-ingestor.ts';
+import { withStockCounts } from './test-support/stock-counts.ts';
 
 const T0 = Date.UTC(2026, 10, 30, 8, 0, 0);
 const TOPIC = `tilstand/${SITE}/events/inventory/stock`;
@@ -96,29 +93,10 @@ describe('Ingestor: a late event after a skipped gap', () => {
 
   it('a crash after one table of the stream committed past the skip and before another did still makes the letter', async () => {
     // A second table of the stream (the site's own), slower to commit than stock.
-    const counts = parseTableDefinition(
-      {
-        table: 'stock_counts',
-        columns: [
-          { name: 'item', type: 'STRING NOT NULL' },
-          { name: 'location', type: 'STRING NOT NULL' },
-          { name: 'qty', type: 'INT' },
-          { name: 'count_seq', type: 'BIGINT' },
-        ],
-        primaryKeys: ['item', 'location'],
-        options: { 'sequence.field': 'count_seq' },
-      },
-      'tables[5]',
-    )!;
-    const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: 'tilstand/+/events/inventory/stock', contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
-    const two: Partial<IngestorOptions> = {
-      tables: [...SEED_TABLES, counts],
-      bindings: [...SEED_BINDINGS, toCounts],
-      budgets: [
-        { table: 'stock', budgetMs: 2_000, decision: 'test', confirmedBy: 'test' },
-        { table: 'stock_counts', budgetMs: 3_600_000, decision: 'test', confirmedBy: 'test' },
-      ],
-    };
+    const two = withStockCounts([
+      { table: 'stock', budgetMs: 2_000, decision: 'test', confirmedBy: 'test' },
+      { table: 'stock_counts', budgetMs: 3_600_000, decision: 'test', confirmedBy: 'test' },
+    ]);
     const i = start(two);
     await i.accept(TOPIC, inv(1, 'A-1', 1));
     i.tick();

@@ -19,12 +19,11 @@
 //   before), or none made (the event was processed before the start).
 import { describe, expect, it, vi } from 'vitest';
 import { TableReader } from '../lsm/index.ts';
-import type { Binding } from './binding.ts';
 import { FAR_LETTERS_BY_SEQ_LOOKS, FAR_LETTERS_BY_SEQ_MAX, type Ingestor } from './ingestor.ts';
 import { SEED_BINDINGS } from './seed-bindings.ts';
 import { SEED_TABLES } from './seed-tables.ts';
-import { parseTableDefinition } from './site-tables.ts';
 import { moduleEvent, seededIngestor, SITE, stockEvent, topic } from './test-support/seeded-ingestor.ts';
+import { withStockCounts } from './test-support/stock-counts.ts';
 
 const T0 = Date.UTC(2026, 11, 7, 8, 0, 0);
 const TOPIC = `tilstand/${SITE}/events/inventory/stock`;
@@ -410,21 +409,6 @@ describe('far-ahead overflow letters: the warning says what became of the letter
     // A second table of inventory/stock, made at the next start: the journal's read goes through
     // the stream from seq 1 for it, and drops seq 5 from a buffer of 1 as far ahead (2 came in
     // order after it). dead_letters' position is past the event, which stock took before: no letter.
-    const counts = parseTableDefinition(
-      {
-        table: 'stock_counts',
-        columns: [
-          { name: 'item', type: 'STRING NOT NULL' },
-          { name: 'location', type: 'STRING NOT NULL' },
-          { name: 'qty', type: 'INT' },
-          { name: 'count_seq', type: 'BIGINT' },
-        ],
-        primaryKeys: ['item', 'location'],
-        options: { 'sequence.field': 'count_seq' },
-      },
-      'tables[5]',
-    )!;
-    const toCounts: Binding = { name: 'inventory.stock→stock_counts', topic: TOPIC, contract: 'inventory.stock', table: 'stock_counts', columns: { item: 'after.item', location: 'after.location', qty: 'after.qty', count_seq: 'source.seq' } };
     const i = env.start();
     const pos: Record<number, bigint> = {};
     for (const q of [1, 5, 2, 4, 3]) pos[q] = await i.accept(TOPIC, inv(q, q));
@@ -433,7 +417,7 @@ describe('far-ahead overflow letters: the warning says what became of the letter
     i.close();
     env.open.splice(env.open.indexOf(i), 1);
     const warnings: string[] = [];
-    const j = env.start({ tables: [...SEED_TABLES, counts], bindings: [...SEED_BINDINGS, toCounts], budgets: [{ table: 'stock_counts', budgetMs: 60_000, decision: 'test', confirmedBy: 'test' }], sequencer: { reorder_buffer_max: 1 }, onWarning: (w) => warnings.push(w) });
+    const j = env.start({ ...withStockCounts(), sequencer: { reorder_buffer_max: 1 }, onWarning: (w) => warnings.push(w) });
     expect(warnings.filter((w) => w.includes('seq 5 '))).toEqual([
       `ingest: inventory/stock seq 5 was dropped from a full reorder buffer while the stream went on in order below it (at seq 2); no dead letter made: journal position ${pos[5]} was processed before this start and has no letter`,
     ]);

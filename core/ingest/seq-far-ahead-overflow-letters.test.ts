@@ -42,6 +42,23 @@ function restart(i: Ingestor, how: 'close' | 'kill', extra: Parameters<typeof en
   return env.start(extra);
 }
 
+/**
+ * The stream goes on in order from seq 11, one event a simulated 10 s with a tick after each, for
+ * 16 minutes: past far_ahead_give_up_ms (15 min), so tick gives up what is held far ahead; then
+ * every table commits, nothing held. Returns the last seq sent.
+ */
+async function pastFarGiveUp(j: Ingestor): Promise<number> {
+  let seq = 10;
+  for (let t = 0; t < 16 * 6; t++) {
+    await j.accept(TOPIC, inv(++seq, seq, 'SAME'));
+    env.now += 10_000;
+    j.tick();
+  }
+  j.commitAll();
+  expect(j.health().heldEvents).toBe(0);
+  return seq;
+}
+
 const farLetters = (i: Ingestor) => i.listDeadLetters({ reason: 'seq_far_ahead' }).map((d) => [d.position, d.seq, d.status]);
 const overflowDrops = (i: Ingestor) => Number(/\ntilstand_ingest_reorder_overflow_drops_total\{site="s1"\} (\d+)\n/.exec(i.metrics())![1]);
 
@@ -139,14 +156,7 @@ describe('far-ahead overflow letters: a letter the event had before the start', 
     const j = env.start(); // the binding now: the read holds FAR and 7..10 (6 lost)
     expect(j.health().heldEvents).toBe(5);
     await j.accept(TOPIC, inv(6, 6, 'SAME')); // the stream goes on in order: 7..10 released
-    let seq = 10;
-    for (let t = 0; t < 16 * 6; t++) {
-      await j.accept(TOPIC, inv(++seq, seq, 'SAME'));
-      env.now += 10_000;
-      j.tick();
-    }
-    j.commitAll();
-    expect(j.health().heldEvents).toBe(0);
+    const seq = await pastFarGiveUp(j);
     const letter = () => j.listDeadLetters().find((d) => d.position === pos[FAR])!;
     expect(letter()).toMatchObject({ reason: 'seq_far_ahead', status: 'open', seq: FAR });
     expect(letter().detail).toMatch(/^seq 1000000 of inventory\/stock was held 15 min \(far_ahead_give_up_ms\)/);
@@ -431,14 +441,7 @@ describe('far-ahead overflow letters: the warning says what became of the letter
     expect(j.health().heldEvents).toBe(5);
     expect(j.dismissDeadLetters([far], 'ops', 'a test event')).toMatchObject({ dismissed: 1 });
     await j.accept(TOPIC, inv(6, 6, 'SAME'));
-    let seq = 10;
-    for (let t = 0; t < 16 * 6; t++) {
-      await j.accept(TOPIC, inv(++seq, seq, 'SAME'));
-      env.now += 10_000;
-      j.tick();
-    }
-    j.commitAll();
-    expect(j.health().heldEvents).toBe(0);
+    await pastFarGiveUp(j);
     expect(j.listDeadLetters().find((d) => d.position === far)).toMatchObject({ reason: 'no_binding', status: 'dismissed' });
     expect(warned(warnings)).toHaveLength(1);
     expect(warned(warnings)[0]).toMatch(new RegExp(`^ingest: inventory/stock seq ${FAR} waited 15 min while the stream went on in order below it \\(at seq \\d+\\); its dismissed no_binding letter at journal position ${far} is left as it is$`));

@@ -1,10 +1,15 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { OneQueueSequencer } from './test/helpers/sequencer.ts';
+import { splitTestFiles } from './test/helpers/test-isolation.ts';
+
+// Two projects over the same files: those that leave the process as they found it share a worker
+// with other files (`isolate: false`: the fork and the module graph once per worker, not once per
+// file), the rest get a fresh process each. test/helpers/test-isolation.ts says which is which.
+const { shared, ownProcess } = splitTestFiles(import.meta.dirname);
 
 export default defineConfig({
   test: {
-    include: ['core/**/*.test.ts', 'test/**/*.test.ts', 'scripts/**/*.test.ts', 'electron/**/*.test.ts', 'bench/**/*.test.ts', 'renderer/**/*.test.ts'],
-    exclude: ['node_modules/**', 'test/reliability/**/*.long.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -14,5 +19,12 @@ export default defineConfig({
     // test passing (2026-12-06).
     maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default', './scripts/summary-reporter.ts'],
+    sequence: { sequencer: OneQueueSequencer },
+    // The files of each project are listed one by one (no include at the root: a project that
+    // extends the root adds its include to the root's, and every file would run twice).
+    projects: [
+      { extends: true, test: { name: 'shared', isolate: false, include: shared } },
+      { extends: true, test: { name: 'own-process', include: ownProcess } },
+    ],
   },
 });

@@ -51,7 +51,8 @@ describe('needsOwnProcess', () => {
 describe('isSuiteTestFile', () => {
   it('takes the suite folders’ test files, not the long reliability files, node_modules or other folders', () => {
     expect(isSuiteTestFile('core/lsm/table.test.ts')).toBe(true);
-    expect(isSuiteTestFile('renderer/src/App.test.tsx')).toBe(true);
+    expect(isSuiteTestFile('renderer/src/App.test.ts')).toBe(true);
+    expect(isSuiteTestFile('renderer/src/App.test.tsx')).toBe(false); // as the include was: *.test.ts
     expect(isSuiteTestFile('test/reliability/soak.test.ts')).toBe(true);
     expect(isSuiteTestFile('test/reliability/soak.long.test.ts')).toBe(false);
     expect(isSuiteTestFile('core/node_modules/x/a.test.ts')).toBe(false);

@@ -2,10 +2,11 @@
 // need one of their own, for vitest.config.ts's two projects.
 //
 // A fresh process per file costs about 0.45 s of CPU each (the fork and the module graph evaluated
-// again: a CLI test imports most of core/), 728 files in all: sharing the worker took the suite from
-// 1,139 s to 905 s on 2 cores (2026-12-08). A file shares only when nothing in it changes the
-// process for the files after it. Read from the file's own text, so a new test that mocks a module
-// or spies on a global goes to its own process without anyone remembering to list it:
+// again: a CLI test imports most of core/), 728 files in all: with 564 of them sharing, vitest took
+// 947 s on 2 cores where a fresh process for every file took 1,139 s (2026-12-08). A file shares
+// only when nothing in it changes the process for the files after it. Read from the file's own
+// text, so a new test that mocks a module or fakes timers goes to its own process without anyone
+// remembering to list it:
 // - the renderer's and the Electron shell's tests (module mocks of React and electron, stores and
 //   the language held in modules);
 // - a module mock, fake timers, a stubbed global or environment variable;
@@ -50,7 +51,7 @@ export function needsOwnProcess(path: string, text: string): boolean {
 
 /** Is `path` one of the suite's test files (vitest.config.ts's `include` less its `exclude`)? */
 export function isSuiteTestFile(path: string): boolean {
-  if (!/\.test\.tsx?$/.test(path)) return false;
+  if (!path.endsWith('.test.ts')) return false;
   if (path.split('/').includes('node_modules')) return false;
   if (path.startsWith('test/reliability/') && path.endsWith('.long.test.ts')) return false;
   return TEST_ROOTS.some((r) => path.startsWith(`${r}/`));

@@ -16,11 +16,11 @@ const write = (path: string, text: string) => {
 
 describe('needsOwnProcess', () => {
   it('shares a file that only imports, reads and writes its own temporary files', () => {
-    expect(needsOwnProcess('core/lsm/x.test.ts', "import { it } from 'vitest';\nconst home = process.env.HOME;\nif (process.env.CI === 'true') {}\n")).toBe(false);
+    expect(needsOwnProcess("import { it } from 'vitest';\nconst home = process.env.HOME;\nif (process.env.CI === 'true') {}\n")).toBe(false);
   });
 
   it('shares a file with a spy (vitest puts spies back when a file ends)', () => {
-    expect(needsOwnProcess('core/site/x.test.ts', "const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});")).toBe(false);
+    expect(needsOwnProcess("const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});")).toBe(false);
   });
 
   it.each([
@@ -39,13 +39,9 @@ describe('needsOwnProcess', () => {
     ['node:fs faults', "import { withFsFault } from './testing/fs-faults.ts';"],
     ['the marker', '// vitest: own process (holds a lock the next file would meet)'],
   ])('gives a process of its own to a file with %s', (_what, text) => {
-    expect(needsOwnProcess('core/site/x.test.ts', text)).toBe(true);
+    expect(needsOwnProcess(text)).toBe(true);
   });
 
-  it('gives the renderer and the Electron shell a process per file, whatever they hold', () => {
-    expect(needsOwnProcess('renderer/src/screens/X.test.ts', '')).toBe(true);
-    expect(needsOwnProcess('electron/main.test.ts', '')).toBe(true);
-  });
 });
 
 describe('isSuiteTestFile', () => {
@@ -69,7 +65,7 @@ describe('splitTestFiles', () => {
     write('renderer/src/d.test.ts', '');
     write('core/support.ts', "vi.mock('x');");
     write('other/e.test.ts', '');
-    expect(splitTestFiles(root)).toEqual({ shared: ['core/a.test.ts'], ownProcess: ['core/b.test.ts', 'renderer/src/d.test.ts'] });
+    expect(splitTestFiles(root)).toEqual({ shared: ['core/a.test.ts', 'renderer/src/d.test.ts'], ownProcess: ['core/b.test.ts'] });
   });
 
   it('on this repository: every file is in exactly one list, and the files known to mock are in their own process', () => {

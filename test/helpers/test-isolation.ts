@@ -2,14 +2,14 @@
 // need one of their own, for vitest.config.ts's two projects.
 //
 // A fresh process per file costs about 0.45 s of CPU each (the fork and the module graph evaluated
-// again: a CLI test imports most of core/), 728 files in all: with 564 of them sharing, vitest took
-// 947 s on 2 cores where a fresh process for every file took 1,139 s (2026-12-08). A file shares
+// again: a CLI test imports most of core/), 730 files in all: with 658 of them sharing, vitest took
+// 806 s on 2 cores where a fresh process for every file took 1,139 s (2026-12-08). A file shares
 // only when nothing in it changes the process for the files after it. Read from the file's own
 // text, so a new test that mocks a module or fakes timers goes to its own process without anyone
-// remembering to list it:
-// - the renderer's and the Electron shell's tests (module mocks of React and electron, stores and
-//   the language held in modules);
-// - a module mock, fake timers, a stubbed global or environment variable;
+// remembering to list it (the renderer's and the Electron shell's files that mock nothing share too:
+// they passed shared in vitest's order and three shuffled ones, 2026-12-08):
+// - a module mock (the renderer's fake React, the Electron shell's fake electron), fake timers, a
+//   stubbed global or environment variable;
 // - process-wide changes: the working directory, the umask, process listeners, environment
 //   variables written or deleted, globalThis;
 // - node:fs patched for a test (core/lsm/testing/fsync-spy.ts and fs-faults.ts);
@@ -22,8 +22,6 @@ import { join, relative } from 'node:path';
 
 /** The folders the suite's test files live in, relative to the repository's root. */
 export const TEST_ROOTS = ['core', 'test', 'scripts', 'electron', 'bench', 'renderer'] as const;
-
-const OWN_PROCESS_FOLDERS = ['renderer/', 'electron/'];
 
 const OWN_PROCESS_TEXT: readonly RegExp[] = [
   /\bvi\.(mock|doMock|unmock|useFakeTimers|stubGlobal|stubEnv|resetModules)\(/,
@@ -43,9 +41,8 @@ export interface TestSplit {
   ownProcess: string[];
 }
 
-/** Does the file at `path` (relative to the root, `/`-separated), whose text is `text`, need a process of its own? */
-export function needsOwnProcess(path: string, text: string): boolean {
-  if (OWN_PROCESS_FOLDERS.some((f) => path.startsWith(f))) return true;
+/** Does a test file whose text is `text` need a process of its own? */
+export function needsOwnProcess(text: string): boolean {
   return OWN_PROCESS_TEXT.some((re) => re.test(text));
 }
 
@@ -68,7 +65,7 @@ export function splitTestFiles(root: string): TestSplit {
       else if (e.isFile()) {
         const path = relative(root, full).split('\\').join('/');
         if (!isSuiteTestFile(path)) continue;
-        (needsOwnProcess(path, readFileSync(full, 'utf8')) ? split.ownProcess : split.shared).push(path);
+        (needsOwnProcess(readFileSync(full, 'utf8')) ? split.ownProcess : split.shared).push(path);
       }
     }
   };

@@ -1148,9 +1148,8 @@ export class Ingestor {
     }
   }
 
-  /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
   /**
-   * The letters `releaseOne` closes once `entry` is applied (the rules above it): the one at its
+   * The letters `releaseOne` closes once `entry` is applied (the rules in its body): the one at its
    * position (`atHere`) and those remembered by its seq (`bySeq`), each on its own condition.
    */
   private lettersClosedBy(entry: Entry, seq: { key: string; seq: number }, bindings: readonly Binding[], atHere: boolean, bySeq: readonly SeqLetter[]): bigint[] {
@@ -1169,6 +1168,7 @@ export class Ingestor {
     return close;
   }
 
+  /** An event whose turn came: contract refusal → dead letter; else every matching binding. */
   private releaseOne(r: Ready<Item>): void {
     const { entry, envelope, refusal, bindings } = r.item;
     this.releasing = entry.position;
